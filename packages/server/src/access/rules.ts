@@ -1,0 +1,110 @@
+import { isAllowedFor, isTokenPermission, type ApplicationType, type Permission } from "./permissions.js";
+
+export const TRANSFORMS = ["redact", "mask", "reveal"] as const;
+export type Transform = (typeof TRANSFORMS)[number];
+
+export const CONDITION_ATTRIBUTES = ["id", "container"] as const;
+export const CONDITION_OPERATORS = ["starts_with", "equals"] as const;
+
+export interface Condition {
+  readonly attribute: (typeof CONDITION_ATTRIBUTES)[number];
+  readonly operator: (typeof CONDITION_OPERATORS)[number];
+  readonly value: string;
+}
+
+export interface AccessRule {
+  readonly description?: string;
+  readonly priority: number;
+  readonly container?: string;
+  readonly conditions?: readonly Condition[];
+  readonly transform: Transform;
+  readonly permissions: readonly Permission[];
+}
+
+export type FieldErrors = Record<string, string[]>;
+
+const CONTAINER = /^\/(?:[a-z0-9_.-]+\/)*$/;
+export const MAX_CONTAINER_LENGTH = 400;
+
+/** Containers are paths like `/pci/high/`; they compare case-insensitively, so they are kept lower-case. */
+export function normalizeContainer(container: string): string {
+  return container.toLowerCase();
+}
+
+export function containerProblem(container: string): string | undefined {
+  if (container.length > MAX_CONTAINER_LENGTH) return `must be at most ${MAX_CONTAINER_LENGTH} characters`;
+  if (!CONTAINER.test(normalizeContainer(container))) {
+    return "must be a path with a leading and a trailing slash, like /pci/high/ (letters, digits, . _ -)";
+  }
+  return undefined;
+}
+
+export interface GrantInput {
+  readonly type: ApplicationType;
+  readonly permissions: readonly Permission[];
+  readonly rules: readonly AccessRule[];
+}
+
+/**
+ * Checks what a JSON schema cannot express about an Application's permissions and rules (spec §2.3–2.4,
+ * DESIGN §6). Returns every problem, keyed by the field path a client sent.
+ */
+export function validateGrant({ type, permissions, rules }: GrantInput): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+
+  if (permissions.length === 0 && rules.length === 0) add("permissions", "permissions or rules must be non-empty");
+  permissions.forEach((permission, i) => {
+    if (!isAllowedFor(type, permission)) add(`permissions[${i}]`, notAllowed(permission, type));
+  });
+
+  if (type === "management" && rules.length > 0) {
+    add("rules", "management Applications cannot have access rules");
+    return errors;
+  }
+
+  const seenPriorities = new Set<number>();
+  rules.forEach((rule, i) => {
+    const at = `rules[${i}]`;
+    if (seenPriorities.has(rule.priority)) add(`${at}.priority`, `priority ${rule.priority} is used by another rule`);
+    seenPriorities.add(rule.priority);
+
+    if (rule.container !== undefined && rule.conditions !== undefined) {
+      add(`${at}.conditions`, "container and conditions are mutually exclusive");
+    } else if (rule.container === undefined) {
+      add(`${at}.container`, `is required for ${type} Applications`);
+    }
+    if (rule.container !== undefined) {
+      const problem = containerProblem(rule.container);
+      if (problem !== undefined) add(`${at}.container`, problem);
+    }
+
+    if (rule.permissions.length === 0) add(`${at}.permissions`, "must hold at least one permission");
+    rule.permissions.forEach((permission, j) => {
+      if (!isTokenPermission(permission)) {
+        add(`${at}.permissions[${j}]`, `${permission} cannot be granted by an access rule (token permissions only)`);
+      } else if (!isAllowedFor(type, permission)) {
+        add(`${at}.permissions[${j}]`, notAllowed(permission, type));
+      }
+    });
+  });
+  return errors;
+}
+
+function notAllowed(permission: Permission, type: ApplicationType): string {
+  return `${permission} is not allowed for ${type} Applications`;
+}
+
+/** The stored form: containers lower-cased, duplicate permissions dropped, rules in precedence order. */
+export function normalizeRules(rules: readonly AccessRule[]): AccessRule[] {
+  return [...rules]
+    .sort((a, b) => a.priority - b.priority)
+    .map((rule) => ({
+      ...(rule.description !== undefined && { description: rule.description }),
+      priority: rule.priority,
+      ...(rule.container !== undefined && { container: normalizeContainer(rule.container) }),
+      ...(rule.conditions !== undefined && { conditions: rule.conditions }),
+      transform: rule.transform,
+      permissions: [...new Set(rule.permissions)],
+    }));
+}

@@ -1,0 +1,169 @@
+import { randomUUID } from "node:crypto";
+import { holdsPermission, isTokenPermission, type ApplicationType, type Permission } from "../access/permissions.js";
+import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
+import type { Clock } from "../clock.js";
+import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
+import { AppError } from "../server/errors.js";
+import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import type { Executor } from "../storage/database.js";
+import { applicationStore } from "./store.js";
+import type { Application, Principal } from "./types.js";
+
+export interface ApplicationInput {
+  readonly name: string;
+  readonly permissions: readonly Permission[];
+  readonly rules: readonly AccessRule[];
+}
+
+export interface CreateApplicationInput extends ApplicationInput {
+  readonly type: ApplicationType;
+  readonly expiresAt?: string;
+}
+
+export interface IssuedApplication {
+  readonly application: Application;
+  /** The plaintext key: returned once, never stored. */
+  readonly key: string;
+}
+
+export interface ApplicationServiceDeps {
+  readonly db: Executor;
+  readonly clock: Clock;
+}
+
+export function createApplicationService({ db, clock }: ApplicationServiceDeps) {
+  const store = applicationStore(db);
+
+  async function findVisible(principal: Principal, id: string): Promise<Application> {
+    const application = await store.findById(principal.tenantId, id);
+    // Another tenant's id reads exactly like a missing one (DESIGN §5.4).
+    if (application === undefined) throw AppError.notFound(`Application ${id}`);
+    return application;
+  }
+
+  return {
+    /** Resolves an API key to its Application; an expired one is rejected before any sweeper removes it. */
+    async authenticate(key: string): Promise<Principal | undefined> {
+      const application = await store.findByKeyHash(hashApiKey(key));
+      if (application === undefined || isExpired(application, clock.now())) return undefined;
+      return { tenantId: application.tenantId, application };
+    },
+
+    async create(principal: Principal, input: CreateApplicationInput): Promise<IssuedApplication> {
+      const checked = checkedInput(input.type, input);
+      assertMayGrant(principal, checked.permissions);
+      const now = clock.now();
+      let expiresAt: string | null = null;
+      if (input.expiresAt !== undefined) {
+        const at = new Date(input.expiresAt);
+        if (!(at.getTime() > now.getTime())) throw AppError.validation({ expires_at: ["must be in the future"] });
+        expiresAt = at.toISOString();
+      }
+      return insertApplication(db, {
+        tenantId: principal.tenantId,
+        createdBy: principal.application.id,
+        createdAt: now,
+        expiresAt,
+        type: input.type,
+        ...checked,
+      });
+    },
+
+    async list(principal: Principal, filter: { ids: readonly string[] }, page: PageRequest): Promise<Page<Application>> {
+      const { items, total } = await store.list(principal.tenantId, {
+        ids: filter.ids,
+        offset: offsetOf(page),
+        limit: page.size,
+      });
+      return toPage(items, total, page);
+    },
+
+    get: findVisible,
+
+    async update(principal: Principal, id: string, input: ApplicationInput): Promise<Application> {
+      const current = await findVisible(principal, id);
+      const checked = checkedInput(current.type, input);
+      assertMayGrant(principal, checked.permissions);
+      const modifiedAt = clock.now().toISOString();
+      const changes = { ...checked, modifiedBy: principal.application.id, modifiedAt };
+      if (!(await store.update(principal.tenantId, id, changes))) throw AppError.notFound(`Application ${id}`);
+      return { ...current, ...checked, modifiedBy: changes.modifiedBy, modifiedAt };
+    },
+
+    /** The old key stops working when this commits: authentication looks up the hash on every request. */
+    async regenerateKey(principal: Principal, id: string): Promise<IssuedApplication> {
+      const current = await findVisible(principal, id);
+      const key = generateApiKey(current.type);
+      const modified = { by: principal.application.id, at: clock.now().toISOString() };
+      if (!(await store.replaceKeyHash(principal.tenantId, id, hashApiKey(key), modified))) {
+        throw AppError.notFound(`Application ${id}`);
+      }
+      return { application: { ...current, modifiedBy: modified.by, modifiedAt: modified.at }, key };
+    },
+
+    async delete(principal: Principal, id: string): Promise<void> {
+      if (!(await store.delete(principal.tenantId, id))) throw AppError.notFound(`Application ${id}`);
+    },
+
+    /** Removes every Application whose `expires_at` has passed (spec §3). */
+    sweepExpired(): Promise<number> {
+      return store.deleteExpired(clock.now().toISOString());
+    },
+  };
+}
+
+export type ApplicationService = ReturnType<typeof createApplicationService>;
+
+export interface NewApplication extends ApplicationInput {
+  readonly tenantId: string;
+  readonly type: ApplicationType;
+  readonly createdBy: string | null;
+  readonly createdAt: Date;
+  readonly expiresAt: string | null;
+  /** A caller-chosen key (the bootstrap key); otherwise one is generated. */
+  readonly key?: string;
+}
+
+/** Creates an Application and its key; shared by the API, tenant creation and bootstrap. */
+export async function insertApplication(db: Executor, input: NewApplication): Promise<IssuedApplication> {
+  const key = input.key ?? generateApiKey(input.type);
+  const application: Application = {
+    id: randomUUID(),
+    tenantId: input.tenantId,
+    name: input.name,
+    type: input.type,
+    permissions: input.permissions,
+    rules: input.rules,
+    createdBy: input.createdBy,
+    createdAt: input.createdAt.toISOString(),
+    modifiedBy: null,
+    modifiedAt: null,
+    expiresAt: input.expiresAt,
+  };
+  await applicationStore(db).insert(application, hashApiKey(key));
+  return { application, key };
+}
+
+function checkedInput(type: ApplicationType, input: ApplicationInput): ApplicationInput {
+  const name = input.name.trim();
+  const errors = validateGrant({ type, permissions: input.permissions, rules: input.rules });
+  if (name.length === 0) errors.name = ["must not be blank"];
+  if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+  return { name, permissions: [...new Set(input.permissions)], rules: normalizeRules(input.rules) };
+}
+
+/**
+ * No escalation: a caller may hand out a management permission only if it holds it itself, so that, for
+ * example, a tenant's administrator cannot mint a key that creates tenants. Token permissions are granted by
+ * management keys that by design never hold them.
+ */
+function assertMayGrant(principal: Principal, permissions: readonly Permission[]): void {
+  const missing = permissions.filter((p) => !isTokenPermission(p) && !holdsPermission(principal.application, p));
+  if (missing.length > 0) {
+    throw AppError.forbidden(`The calling Application cannot grant permissions it does not hold: ${missing.join(", ")}`);
+  }
+}
+
+function isExpired(application: Application, now: Date): boolean {
+  return application.expiresAt !== null && application.expiresAt <= now.toISOString();
+}

@@ -1,0 +1,138 @@
+import type { Selectable } from "kysely";
+import type { ApplicationType, Permission } from "../access/permissions.js";
+import type { AccessRule } from "../access/rules.js";
+import type { Executor } from "../storage/database.js";
+import type { ApplicationsTable } from "../storage/schema.js";
+import type { Application } from "./types.js";
+
+type Row = Selectable<ApplicationsTable>;
+
+function fromRow(row: Row): Application {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    type: row.type as ApplicationType,
+    permissions: JSON.parse(row.permissions) as Permission[],
+    rules: JSON.parse(row.rules) as AccessRule[],
+    createdBy: row.created_by,
+    createdAt: row.created_at,
+    modifiedBy: row.modified_by,
+    modifiedAt: row.modified_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+export interface ApplicationChanges {
+  readonly name: string;
+  readonly permissions: readonly Permission[];
+  readonly rules: readonly AccessRule[];
+  readonly modifiedBy: string;
+  readonly modifiedAt: string;
+}
+
+/** Every query is scoped by tenant (DESIGN §5.4) except the key lookup, which is how the tenant is found. */
+export function applicationStore(db: Executor) {
+  return {
+    async insert(app: Application, keyHash: string): Promise<void> {
+      await db
+        .insertInto("applications")
+        .values({
+          id: app.id,
+          tenant_id: app.tenantId,
+          name: app.name,
+          type: app.type,
+          key_hash: keyHash,
+          permissions: JSON.stringify(app.permissions),
+          rules: JSON.stringify(app.rules),
+          created_by: app.createdBy,
+          created_at: app.createdAt,
+          modified_by: app.modifiedBy,
+          modified_at: app.modifiedAt,
+          expires_at: app.expiresAt,
+        })
+        .execute();
+    },
+
+    async findByKeyHash(keyHash: string): Promise<Application | undefined> {
+      const row = await db.selectFrom("applications").selectAll().where("key_hash", "=", keyHash).executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    async findById(tenantId: string, id: string): Promise<Application | undefined> {
+      const row = await db
+        .selectFrom("applications")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    /** Only for local administration (`tessera init`), never reachable through the API. */
+    async findByIdAnyTenant(id: string): Promise<Application | undefined> {
+      const row = await db.selectFrom("applications").selectAll().where("id", "=", id).executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    async list(
+      tenantId: string,
+      filter: { ids: readonly string[]; offset: number; limit: number },
+    ): Promise<{ items: Application[]; total: number }> {
+      let query = db.selectFrom("applications").where("tenant_id", "=", tenantId);
+      if (filter.ids.length > 0) query = query.where("id", "in", filter.ids);
+      const [rows, count] = await Promise.all([
+        query.selectAll().orderBy("created_at").orderBy("id").limit(filter.limit).offset(filter.offset).execute(),
+        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(fromRow), total: Number(count.n) };
+    },
+
+    async update(tenantId: string, id: string, changes: ApplicationChanges): Promise<boolean> {
+      const result = await db
+        .updateTable("applications")
+        .set({
+          name: changes.name,
+          permissions: JSON.stringify(changes.permissions),
+          rules: JSON.stringify(changes.rules),
+          modified_by: changes.modifiedBy,
+          modified_at: changes.modifiedAt,
+        })
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async replaceKeyHash(
+      tenantId: string,
+      id: string,
+      keyHash: string,
+      modified: { by: string; at: string },
+    ): Promise<boolean> {
+      const result = await db
+        .updateTable("applications")
+        .set({ key_hash: keyHash, modified_by: modified.by, modified_at: modified.at })
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async delete(tenantId: string, id: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom("applications")
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+
+    async deleteExpired(now: string): Promise<number> {
+      const result = await db.deleteFrom("applications").where("expires_at", "<=", now).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export type ApplicationStore = ReturnType<typeof applicationStore>;

@@ -1,0 +1,174 @@
+import path from "node:path";
+
+export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+
+/** Where the master key comes from; reading or creating the file is start-up work, not parsing. */
+export type MasterKeySource =
+  | { kind: "value"; key: Buffer }
+  | { kind: "file"; path: string }
+  | { kind: "dev-file"; path: string };
+
+export interface Config {
+  readonly production: boolean;
+  readonly host: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly database: DatabaseConfig;
+  readonly masterKey: MasterKeySource;
+  readonly bootstrapKey: string | undefined;
+  readonly logLevel: LogLevel;
+  readonly bodyLimit: number;
+  readonly sweepIntervalMs: number;
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export const MIN_BOOTSTRAP_KEY_LENGTH = 32;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Parses the environment once into a frozen config. Every problem is collected so that an operator fixes them
+ * all in one go rather than one restart at a time. Secrets have no defaults.
+ */
+export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config {
+  const problems: string[] = [];
+  const production = env.NODE_ENV === "production";
+
+  const port = parseInteger(env.TESSERA_PORT, 3000, 0, 65535, "TESSERA_PORT", problems);
+  const bodyLimit = parseInteger(env.TESSERA_BODY_LIMIT, 1024 * 1024, 1024, 64 * 1024 * 1024, "TESSERA_BODY_LIMIT", problems);
+  const sweepIntervalMs = parseInteger(
+    env.TESSERA_SWEEP_INTERVAL_MS,
+    60_000,
+    100,
+    24 * 3600 * 1000,
+    "TESSERA_SWEEP_INTERVAL_MS",
+    problems,
+  );
+  const host = nonEmpty(env.TESSERA_HOST) ?? "127.0.0.1";
+  const dataDir = path.resolve(cwd, nonEmpty(env.TESSERA_DATA_DIR) ?? "data");
+  const database = parseDatabaseUrl(env.TESSERA_DATABASE_URL, dataDir, cwd, problems);
+
+  const logLevel = (nonEmpty(env.TESSERA_LOG_LEVEL) ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    problems.push(`TESSERA_LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+
+  const bootstrapKey = nonEmpty(env.TESSERA_BOOTSTRAP_KEY);
+  if (bootstrapKey !== undefined && bootstrapKey.length < MIN_BOOTSTRAP_KEY_LENGTH) {
+    problems.push(`TESSERA_BOOTSTRAP_KEY must be at least ${MIN_BOOTSTRAP_KEY_LENGTH} characters`);
+  }
+
+  const masterKey = parseMasterKey(env, production, database, dataDir, cwd, problems);
+
+  if (problems.length > 0 || masterKey === undefined || database === undefined) {
+    throw new ConfigError(problems);
+  }
+  return Object.freeze({
+    production,
+    host,
+    port,
+    dataDir,
+    database,
+    masterKey,
+    bootstrapKey,
+    logLevel,
+    bodyLimit,
+    sweepIntervalMs,
+  });
+}
+
+function parseMasterKey(
+  env: Env,
+  production: boolean,
+  database: DatabaseConfig | undefined,
+  dataDir: string,
+  cwd: string,
+  problems: string[],
+): MasterKeySource | undefined {
+  const value = nonEmpty(env.TESSERA_MASTER_KEY);
+  const file = nonEmpty(env.TESSERA_MASTER_KEY_FILE);
+  if (value !== undefined && file !== undefined) {
+    problems.push("set only one of TESSERA_MASTER_KEY and TESSERA_MASTER_KEY_FILE");
+    return undefined;
+  }
+  if (value !== undefined) {
+    const key = decodeMasterKey(value);
+    if (key === undefined) problems.push("TESSERA_MASTER_KEY must be 32 bytes encoded in base64");
+    return key && { kind: "value", key };
+  }
+  if (file !== undefined) return { kind: "file", path: path.resolve(cwd, file) };
+  if (production) {
+    problems.push("NODE_ENV=production requires TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE");
+    return undefined;
+  }
+  // A generated key lives on one machine; instances sharing a PostgreSQL store would each invent their own
+  // and could not read each other's data, so the dev shortcut is only for the embedded store.
+  if (database?.kind === "postgres") {
+    problems.push("a PostgreSQL store requires TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE");
+    return undefined;
+  }
+  return { kind: "dev-file", path: path.join(dataDir, "master.key") };
+}
+
+export function decodeMasterKey(text: string): Buffer | undefined {
+  const trimmed = text.trim();
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(trimmed)) return undefined;
+  const key = Buffer.from(trimmed, "base64");
+  return key.length === 32 ? key : undefined;
+}
+
+function parseDatabaseUrl(
+  raw: string | undefined,
+  dataDir: string,
+  cwd: string,
+  problems: string[],
+): DatabaseConfig | undefined {
+  const url = nonEmpty(raw);
+  if (url === undefined) return { kind: "sqlite", path: path.join(dataDir, "tessera.db") };
+  if (url === "sqlite::memory:") return { kind: "sqlite", path: ":memory:" };
+  if (url.startsWith("sqlite:")) {
+    const file = url.slice("sqlite:".length);
+    if (file.length > 0) return { kind: "sqlite", path: path.resolve(cwd, file) };
+  }
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    try {
+      new URL(url);
+      return { kind: "postgres", url };
+    } catch {
+      // reported below
+    }
+  }
+  problems.push("TESSERA_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/db");
+  return undefined;
+}
+
+function parseInteger(
+  raw: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+  name: string,
+  problems: string[],
+): number {
+  const text = nonEmpty(raw);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) {
+    problems.push(`${name} must be an integer from ${min} to ${max}`);
+    return fallback;
+  }
+  return value;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}

@@ -1,0 +1,39 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+
+const FORMAT_VERSION = 1;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * AES-256-GCM with a fresh random IV per message. The output is self-describing
+ * (format version, IV, tag, ciphertext) so that the format can change without a flag day.
+ * `aad` binds the ciphertext to where it belongs; decrypting it anywhere else fails.
+ */
+export function encrypt(key: Buffer, plaintext: Buffer, aad: string): Buffer {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(Buffer.from(aad, "utf8"));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([Buffer.of(FORMAT_VERSION), iv, cipher.getAuthTag(), body]);
+}
+
+export class DecryptionError extends Error {
+  constructor() {
+    super("ciphertext could not be authenticated");
+    this.name = "DecryptionError";
+  }
+}
+
+export function decrypt(key: Buffer, sealed: Buffer, aad: string): Buffer {
+  if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== FORMAT_VERSION) throw new DecryptionError();
+  const iv = sealed.subarray(1, 1 + IV_BYTES);
+  const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
+  const decipher = createDecipheriv("aes-256-gcm", key, iv);
+  decipher.setAAD(Buffer.from(aad, "utf8"));
+  decipher.setAuthTag(tag);
+  try {
+    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+  } catch {
+    throw new DecryptionError();
+  }
+}

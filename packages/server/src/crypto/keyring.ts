@@ -1,0 +1,42 @@
+import { randomBytes } from "node:crypto";
+import { decrypt, encrypt } from "./cipher.js";
+
+/**
+ * Per-tenant secrets (DESIGN §5.1–5.2): `data` encrypts token data, `fingerprint` and `index` key the HMACs of
+ * fingerprints and search-index values, `webhook` signs webhook deliveries. Each is versioned so it can rotate.
+ */
+export const TENANT_KEY_PURPOSES = ["data", "fingerprint", "index", "webhook"] as const;
+export type TenantKeyPurpose = (typeof TENANT_KEY_PURPOSES)[number];
+
+export interface WrappedTenantKey {
+  readonly purpose: TenantKeyPurpose;
+  readonly version: number;
+  readonly wrapped: string;
+}
+
+export interface Keyring {
+  /** Fresh random keys for a new tenant, wrapped by the master key. */
+  newTenantKeys(tenantId: string): WrappedTenantKey[];
+  unwrap(tenantId: string, key: WrappedTenantKey): Buffer;
+}
+
+/** The master key never leaves this closure; only wrapped keys are handed to the store. */
+export function createKeyring(masterKey: Buffer): Keyring {
+  if (masterKey.length !== 32) throw new Error("the master key must be 32 bytes");
+  const master = Buffer.from(masterKey);
+  const aad = (tenantId: string, purpose: TenantKeyPurpose, version: number) =>
+    `tessera:tenant-key:v1:${tenantId}:${purpose}:${version}`;
+
+  return {
+    newTenantKeys(tenantId) {
+      return TENANT_KEY_PURPOSES.map((purpose) => ({
+        purpose,
+        version: 1,
+        wrapped: encrypt(master, randomBytes(32), aad(tenantId, purpose, 1)).toString("base64"),
+      }));
+    },
+    unwrap(tenantId, key) {
+      return decrypt(master, Buffer.from(key.wrapped, "base64"), aad(tenantId, key.purpose, key.version));
+    },
+  };
+}

@@ -1,0 +1,125 @@
+import type { FastifyInstance } from "fastify";
+import { pino, type Logger } from "pino";
+import { startExpirySweeper } from "./applications/expiry.js";
+import { createApplicationService, type ApplicationService } from "./applications/service.js";
+import { systemClock, type Clock } from "./clock.js";
+import type { Config } from "./config.js";
+import { createKeyring } from "./crypto/keyring.js";
+import { resolveMasterKey } from "./master-key.js";
+import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
+import { openStore, type Store } from "./storage/database.js";
+import { migrateToLatest } from "./storage/migrate.js";
+import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
+
+export interface Vault {
+  readonly store: Store;
+  readonly applications: ApplicationService;
+  readonly tenants: TenantService;
+  close(): Promise<void>;
+}
+
+export interface Output {
+  write(text: string): unknown;
+}
+
+export function createLogger(config: Pick<Config, "logLevel">): Logger {
+  return pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } });
+}
+
+/** Opens the store, migrates it, checks the master key and wires the services: everything but HTTP. */
+export async function openVault(config: Config, log: Logger, clock: Clock = systemClock): Promise<Vault> {
+  const masterKey = resolveMasterKey(config.masterKey);
+  if (masterKey.generatedAt !== undefined) {
+    log.warn(
+      { path: masterKey.generatedAt },
+      "DEVELOPMENT MODE: generated a master key file next to the data. Anyone who reads both can decrypt " +
+        "every token. In production set TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE from a secret store.",
+    );
+  }
+  const store = openStore(config.database);
+  try {
+    const applied = await migrateToLatest(store);
+    if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
+    const keyring = createKeyring(masterKey.key);
+    const tenants = createTenantService({ store, keyring, clock });
+    await tenants.verifyMasterKey();
+    const applications = createApplicationService({ db: store.db, clock });
+    return { store, applications, tenants, close: () => store.close() };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+/** Creates the bootstrap tenant on first start and prints a generated key once (DESIGN §3). */
+export async function bootstrap(vault: Vault, config: Config, out: Output): Promise<CreatedTenant | undefined> {
+  const created = await vault.tenants.bootstrap(
+    config.bootstrapKey === undefined ? {} : { key: config.bootstrapKey },
+  );
+  if (created === undefined) return undefined;
+  if (config.bootstrapKey === undefined) {
+    out.write(
+      [
+        "",
+        "==================================================================",
+        " Tessera created the bootstrap tenant and its management key.",
+        " It is shown ONCE; store it in your secret manager now:",
+        "",
+        `   SVC-API-KEY: ${created.key}`,
+        "",
+        " Lost it? `npx tessera init --regenerate-bootstrap-key` issues a new one.",
+        "==================================================================",
+        "",
+      ].join("\n"),
+    );
+  } else {
+    out.write("Tessera created the bootstrap tenant; its management key is TESSERA_BOOTSTRAP_KEY.\n");
+  }
+  return created;
+}
+
+export interface RunningServer {
+  readonly app: FastifyInstance;
+  readonly url: string;
+  /** Stops accepting connections, lets in-flight requests finish, then closes the store. */
+  close(): Promise<void>;
+}
+
+export async function serve(config: Config, out: Output, log: Logger = createLogger(config)): Promise<RunningServer> {
+  const vault = await openVault(config, log);
+  let app: FastifyInstance | undefined;
+  try {
+    const created = await bootstrap(vault, config, out);
+    app = await buildApp({
+      applications: vault.applications,
+      tenants: vault.tenants,
+      readiness: { check: () => vault.store.ping() },
+      bodyLimit: config.bodyLimit,
+      logger: log,
+    });
+    const url = await app.listen({ host: config.host, port: config.port });
+    const stopSweeper = startExpirySweeper(vault.applications, config.sweepIntervalMs, log);
+    if (created === undefined) {
+      out.write(
+        `Tessera is listening on ${url}. The management key was shown at first start ` +
+          "(or is TESSERA_BOOTSTRAP_KEY); `npx tessera init --regenerate-bootstrap-key` issues a new one.\n",
+      );
+    } else {
+      out.write(`Tessera is listening on ${url}.\n`);
+    }
+    const running = app;
+    return {
+      app: running,
+      url,
+      close: async () => {
+        await stopSweeper();
+        await running.close();
+        await vault.close();
+      },
+    };
+  } catch (error) {
+    await app?.close();
+    await vault.close();
+    throw error;
+  }
+}

@@ -1,0 +1,89 @@
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Ajv, type Options as AjvOptions } from "ajv";
+import addFormats from "ajv-formats";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { applicationRoutes } from "../applications/routes.js";
+import type { ApplicationService } from "../applications/service.js";
+import { healthRoutes, type Readiness } from "../health/routes.js";
+import { tenantRoutes } from "../tenants/routes.js";
+import type { TenantService } from "../tenants/service.js";
+import { API_KEY_HEADER, registerAuth } from "./auth.js";
+import { registerErrorHandling } from "./error-handler.js";
+
+export interface AppDeps {
+  readonly applications: ApplicationService;
+  readonly tenants: TenantService;
+  readonly readiness: Readiness;
+  readonly bodyLimit: number;
+  /** `false` for silence (tests). */
+  readonly logger: FastifyBaseLogger | false;
+}
+
+export const REDACTED_LOG_PATHS = [
+  `req.headers["${API_KEY_HEADER}"]`,
+  "req.headers.authorization",
+  "*.key",
+  "*.data",
+  "*.args",
+  "*.configuration",
+];
+
+/** Builds the application without listening, so tests and `main.ts` share exactly the same wiring. */
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.logger === false ? { logger: false } : { loggerInstance: deps.logger }),
+    bodyLimit: deps.bodyLimit,
+    // Basis Theory SDKs call `/tokens/` and `/applications/` (wire-format §1).
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // Bodies are validated strictly (a string is not a number); query strings and paths arrive as text, so
+  // they are coerced, and a single `?id=` becomes an array.
+  const common: AjvOptions = { allErrors: true, strict: false, useDefaults: true, removeAdditional: false };
+  const bodyAjv = addFormats.default(new Ajv({ ...common, coerceTypes: false }));
+  const textAjv = addFormats.default(new Ajv({ ...common, coerceTypes: "array" }));
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema));
+
+  // JSON only: anything else is a 415 rather than a string handed to a schema expecting an object.
+  app.removeContentTypeParser("text/plain");
+  // A bodiless POST is not a malformed one whatever it is labelled: basis-theory-js regenerates keys with an
+  // empty body typed application/x-www-form-urlencoded (wire-format §1). Without a content type Fastify skips
+  // parsing, and a route that needs a body still rejects the missing one in validation.
+  app.addHook("onRequest", (request, _reply, done) => {
+    const headers = request.raw.headers;
+    if (headers["content-length"] === "0" || (headers["content-length"] === undefined && !headers["transfer-encoding"])) {
+      delete headers["content-type"];
+    }
+    done();
+  });
+  registerErrorHandling(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "Tessera",
+        version: "0.1.0",
+        description: "A self-hostable tokenization vault. Errors are RFC 9457 problem+json documents.",
+      },
+      components: {
+        securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "SVC-API-KEY" } },
+      },
+      security: [{ apiKey: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+
+  app.get("/openapi.json", { schema: { hide: true } }, () => Promise.resolve(app.swagger()));
+  await app.register(healthRoutes(deps.readiness));
+
+  await app.register(async (api) => {
+    registerAuth(api, deps.applications);
+    await api.register(applicationRoutes(deps.applications));
+    await api.register(tenantRoutes(deps.tenants));
+  });
+
+  return app;
+}

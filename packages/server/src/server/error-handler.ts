@@ -1,0 +1,116 @@
+import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
+import { AppError, codeForStatus, toProblem, type FieldErrors } from "./errors.js";
+
+interface ValidationIssue {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+/** Renders every failure as problem+json, mapped in this one place (STYLE §6). */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const appError = toAppError(error, request);
+    if (appError.status >= 500) request.log.error({ err: error }, "request failed");
+    return reply
+      .code(appError.status)
+      .type("application/problem+json")
+      .send(toProblem(appError, pathOf(request)));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply
+      .code(404)
+      .type("application/problem+json")
+      .send(toProblem(new AppError("not-found", `No route ${request.method} ${pathOf(request)}`), pathOf(request))),
+  );
+}
+
+function pathOf(request: FastifyRequest): string {
+  return request.url.split("?", 1)[0] ?? request.url;
+}
+
+function toAppError(error: FastifyError, request: FastifyRequest): AppError {
+  if (error instanceof AppError) return error;
+  if (error.validation !== undefined) {
+    return AppError.validation(fieldErrors(error.validation as ValidationIssue[], error.validationContext));
+  }
+  const status = error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    // Framework messages are rewritten: a JSON parser's message can quote the body, which may hold secrets.
+    switch (error.code) {
+      case "FST_ERR_CTP_INVALID_JSON_BODY":
+      case "FST_ERR_CTP_EMPTY_JSON_BODY":
+        return new AppError("malformed-request", "The body is not valid JSON.");
+      case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+        return new AppError(
+          "unsupported-media-type",
+          `Content-Type ${request.headers["content-type"] ?? "(none)"} is not supported; send application/json.`,
+        );
+      case "FST_ERR_CTP_BODY_TOO_LARGE":
+        return new AppError("payload-too-large", "The body exceeds the configured size limit.");
+      default:
+        return error instanceof SyntaxError
+          ? new AppError("malformed-request", "The body is not valid JSON.")
+          : new AppError(codeForStatus(status), error.code?.startsWith("FST_") ? error.message : undefined);
+    }
+  }
+  return new AppError(
+    "internal",
+    `An unexpected error occurred. Quote request id ${request.id} to the operator; details are in the server log.`,
+  );
+}
+
+/** Ajv issues → `{ "rules[0].priority": ["must be ≥ 1"] }`, keyed by the path the client sent. */
+export function fieldErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldErrors {
+  const errors: FieldErrors = {};
+  for (const issue of issues) {
+    let field = issue.instancePath
+      .split("/")
+      .slice(1)
+      .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
+      .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), "");
+    if (issue.keyword === "required" && typeof issue.params.missingProperty === "string") {
+      field = field ? `${field}.${issue.params.missingProperty}` : issue.params.missingProperty;
+    }
+    const key = field || (context ?? "body");
+    const message = describe(issue);
+    const list = (errors[key] ??= []);
+    if (!list.includes(message)) list.push(message);
+  }
+  return errors;
+}
+
+function describe(issue: ValidationIssue): string {
+  const p = issue.params;
+  switch (issue.keyword) {
+    case "required":
+      return "is required";
+    case "type":
+      return `must be ${article(String(p.type))}`;
+    case "enum":
+      return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(", ")}`;
+    case "minLength":
+      return p.limit === 1 ? "must not be empty" : `must be at least ${String(p.limit)} characters`;
+    case "maxLength":
+      return `must be at most ${String(p.limit)} characters`;
+    case "minimum":
+      return `must be at least ${String(p.limit)}`;
+    case "maximum":
+      return `must be at most ${String(p.limit)}`;
+    case "minItems":
+      return `must have at least ${String(p.limit)} items`;
+    case "maxItems":
+      return `must have at most ${String(p.limit)} items`;
+    case "format":
+      return `must be a valid ${String(p.format)}`;
+    default:
+      return issue.message ?? "is invalid";
+  }
+}
+
+function article(type: string): string {
+  const name = type.replace(/,/g, " or ");
+  return /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
+}

@@ -1,0 +1,97 @@
+/**
+ * The one error model (STYLE §6). Services throw AppError; one handler renders it as RFC 9457 problem+json.
+ * The code→status map is exhaustive, so adding a code without a status does not compile.
+ */
+export type ErrorCode =
+  | "validation-failed"
+  | "malformed-request"
+  | "unauthenticated"
+  | "forbidden"
+  | "not-found"
+  | "method-not-allowed"
+  | "conflict"
+  | "payload-too-large"
+  | "unsupported-media-type"
+  | "unprocessable"
+  | "rate-limited"
+  | "internal"
+  | "unavailable";
+
+const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
+  "validation-failed": { status: 400, title: "Validation failed" },
+  "malformed-request": { status: 400, title: "Malformed request" },
+  unauthenticated: { status: 401, title: "Unauthenticated" },
+  forbidden: { status: 403, title: "Forbidden" },
+  "not-found": { status: 404, title: "Not found" },
+  "method-not-allowed": { status: 405, title: "Method not allowed" },
+  conflict: { status: 409, title: "Conflict" },
+  "payload-too-large": { status: 413, title: "Payload too large" },
+  "unsupported-media-type": { status: 415, title: "Unsupported media type" },
+  unprocessable: { status: 422, title: "Unprocessable entity" },
+  "rate-limited": { status: 429, title: "Too many requests" },
+  internal: { status: 500, title: "Internal server error" },
+  unavailable: { status: 503, title: "Service unavailable" },
+};
+
+export type FieldErrors = Record<string, string[]>;
+
+export class AppError extends Error {
+  readonly status: number;
+  readonly title: string;
+
+  constructor(
+    readonly code: ErrorCode,
+    readonly detail?: string,
+    readonly errors?: FieldErrors,
+  ) {
+    super(detail ?? CATALOG[code].title);
+    this.name = "AppError";
+    this.status = CATALOG[code].status;
+    this.title = CATALOG[code].title;
+  }
+
+  static validation(errors: FieldErrors, detail = "The request has invalid fields; see errors."): AppError {
+    return new AppError("validation-failed", detail, errors);
+  }
+
+  static notFound(what: string): AppError {
+    return new AppError("not-found", `${what} was not found`);
+  }
+
+  static forbidden(detail: string): AppError {
+    return new AppError("forbidden", detail);
+  }
+}
+
+export function statusOf(code: ErrorCode): number {
+  return CATALOG[code].status;
+}
+
+/** The catalog code for a 4xx/5xx status raised by the framework itself (body parsing, routing). */
+export function codeForStatus(status: number): ErrorCode {
+  const match = (Object.keys(CATALOG) as ErrorCode[]).find((code) => CATALOG[code].status === status);
+  if (match !== undefined && match !== "validation-failed") return match;
+  return status >= 500 ? "internal" : "malformed-request";
+}
+
+export const PROBLEM_TYPE_BASE = "urn:tessera:problem:";
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  errors?: FieldErrors;
+}
+
+export function toProblem(error: AppError, instance: string | undefined): ProblemDetails {
+  return {
+    type: PROBLEM_TYPE_BASE + error.code,
+    title: error.title,
+    status: error.status,
+    ...(error.detail !== undefined && { detail: error.detail }),
+    ...(instance !== undefined && { instance }),
+    ...(error.errors !== undefined && { errors: error.errors }),
+  };
+}

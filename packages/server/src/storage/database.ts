@@ -1,0 +1,77 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import SQLite from "better-sqlite3";
+import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import pg from "pg";
+import type { DatabaseConfig } from "../config.js";
+import type { Database } from "./schema.js";
+
+/** A query handle: the database itself or an open transaction (Kysely's Transaction extends Kysely). */
+export type Executor = Kysely<Database>;
+
+export interface Store {
+  readonly dialect: "sqlite" | "postgres";
+  readonly db: Executor;
+  /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
+  transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  readonly poolSize?: number;
+}
+
+export function openStore(config: DatabaseConfig, options: StoreOptions = {}): Store {
+  return config.kind === "sqlite" ? openSqlite(config.path) : openPostgres(config.url, options.poolSize ?? 10);
+}
+
+function openSqlite(file: string): Store {
+  if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const connection = new SQLite(file);
+  // WAL lets readers run beside the writer; synchronous=FULL makes an acknowledged commit survive a power cut,
+  // not only a crash of the process — a vault must not lose a token it has already handed out.
+  connection.pragma("journal_mode = WAL");
+  connection.pragma("synchronous = FULL");
+  connection.pragma("foreign_keys = ON");
+  connection.pragma("busy_timeout = 5000");
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    dialect: "sqlite",
+    db,
+    transaction: (fn) => db.transaction().execute(fn),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+function openPostgres(url: string, poolSize: number): Store {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client that loses its server (restart, failover) emits here; without a listener it would crash us.
+  pool.on("error", () => undefined);
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    dialect: "postgres",
+    db,
+    transaction: (fn, options) =>
+      db.transaction().execute(async (trx) => {
+        if (options?.lock !== undefined) {
+          await sql`select pg_advisory_xact_lock(hashtext(${options.lock}))`.execute(trx);
+        }
+        return fn(trx);
+      }),
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** True when `error` is a unique-constraint violation on either engine (callers turn it into a 409). */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}

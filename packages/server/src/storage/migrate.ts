@@ -1,0 +1,32 @@
+import { Migrator, type Migration, type MigrationProvider } from "kysely";
+import type { Store } from "./database.js";
+import * as m0001 from "./migrations/0001-initial.js";
+
+// Listed statically so the bundle and the migration set can never disagree about what exists.
+const MIGRATIONS: Record<string, Migration> = {
+  "0001-initial": m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
+
+export class MigrationError extends Error {
+  constructor(
+    readonly migration: string | undefined,
+    cause: unknown,
+  ) {
+    super(`migration ${migration ?? "(unknown)"} failed`, { cause });
+    this.name = "MigrationError";
+  }
+}
+
+/**
+ * Brings the schema up to date. Kysely's migrator takes a lock (a locked row on PostgreSQL), so instances
+ * that start together apply each migration once.
+ */
+export async function migrateToLatest(store: Store): Promise<string[]> {
+  const migrator = new Migrator({ db: store.db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === "Error");
+  if (error !== undefined) throw new MigrationError(failed?.migrationName, error);
+  return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}

@@ -1,0 +1,116 @@
+import { randomUUID } from "node:crypto";
+import { managementPermissions } from "../access/permissions.js";
+import { insertApplication, type IssuedApplication } from "../applications/service.js";
+import { applicationStore } from "../applications/store.js";
+import type { Principal } from "../applications/types.js";
+import type { Clock } from "../clock.js";
+import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
+import type { Keyring } from "../crypto/keyring.js";
+import { AppError } from "../server/errors.js";
+import type { Executor, Store } from "../storage/database.js";
+import { tenantStore } from "./store.js";
+import type { Tenant } from "./types.js";
+
+const BOOTSTRAP_APPLICATION = "bootstrap_application_id";
+
+export interface TenantServiceDeps {
+  readonly store: Store;
+  readonly keyring: Keyring;
+  readonly clock: Clock;
+}
+
+export interface CreatedTenant extends IssuedApplication {
+  readonly tenant: Tenant;
+}
+
+export class MasterKeyMismatchError extends Error {
+  constructor() {
+    super("the configured master key cannot unwrap this store's keys: it is not the key the store was created with");
+    this.name = "MasterKeyMismatchError";
+  }
+}
+
+export function createTenantService({ store, keyring, clock }: TenantServiceDeps) {
+  /** Called inside a transaction: a tenant never exists without its keys and its first management Application. */
+  async function insertTenant(
+    trx: Executor,
+    name: string,
+    createdBy: string | null,
+    options: { includeTenantCreate: boolean; key?: string },
+  ): Promise<CreatedTenant> {
+    const now = clock.now();
+    const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: now.toISOString() };
+    await tenantStore(trx).insert(tenant, keyring.newTenantKeys(tenant.id));
+    const issued = await insertApplication(trx, {
+      tenantId: tenant.id,
+      name: `${name} administrator`.slice(0, 200),
+      type: "management",
+      permissions: managementPermissions({ includeTenantCreate: options.includeTenantCreate }),
+      rules: [],
+      createdBy,
+      createdAt: now,
+      expiresAt: null,
+      ...(options.key !== undefined && { key: options.key }),
+    });
+    return { tenant, ...issued };
+  }
+
+  return {
+    /** A new tenant's administrator gets every management permission except creating further tenants. */
+    async create(principal: Principal, input: { name: string }): Promise<CreatedTenant> {
+      const name = input.name.trim();
+      if (name.length === 0) throw AppError.validation({ name: ["must not be blank"] });
+      return store.transaction((trx) =>
+        insertTenant(trx, name, principal.application.id, { includeTenantCreate: false }),
+      );
+    },
+
+    async getOwn(principal: Principal): Promise<Tenant> {
+      const tenant = await tenantStore(store.db).findById(principal.tenantId);
+      if (tenant === undefined) throw AppError.notFound("Tenant");
+      return tenant;
+    },
+
+    /**
+     * First start only: creates the bootstrap tenant and its management Application (DESIGN §3). Serialized by
+     * an advisory lock so that instances starting together on one PostgreSQL create it once.
+     */
+    async bootstrap(options: { key?: string }): Promise<CreatedTenant | undefined> {
+      return store.transaction(
+        async (trx) => {
+          if (await tenantStore(trx).exists()) return undefined;
+          const created = await insertTenant(trx, "default", null, { includeTenantCreate: true, ...options });
+          await tenantStore(trx).setMeta(BOOTSTRAP_APPLICATION, created.application.id);
+          return created;
+        },
+        { lock: "tessera:bootstrap" },
+      );
+    },
+
+    /** For an operator who lost the bootstrap key: a new one, printed once, the old one dead. */
+    async regenerateBootstrapKey(): Promise<string> {
+      const tenants = tenantStore(store.db);
+      const id = await tenants.getMeta(BOOTSTRAP_APPLICATION);
+      const application = id === undefined ? undefined : await applicationStore(store.db).findByIdAnyTenant(id);
+      if (application === undefined) throw new Error("the bootstrap Application no longer exists");
+      const key = generateApiKey("management");
+      await applicationStore(store.db).replaceKeyHash(application.tenantId, application.id, hashApiKey(key), {
+        by: application.id,
+        at: clock.now().toISOString(),
+      });
+      return key;
+    },
+
+    async verifyMasterKey(): Promise<void> {
+      const sample = await tenantStore(store.db).anyKey();
+      if (sample === undefined) return;
+      try {
+        keyring.unwrap(sample.tenantId, sample.key);
+      } catch {
+        throw new MasterKeyMismatchError();
+      }
+    },
+  };
+}
+
+export type TenantService = ReturnType<typeof createTenantService>;

@@ -1,0 +1,59 @@
+import type { TenantKeyPurpose, WrappedTenantKey } from "../crypto/keyring.js";
+import type { Executor } from "../storage/database.js";
+import type { Tenant } from "./types.js";
+
+export function tenantStore(db: Executor) {
+  return {
+    async insert(tenant: Tenant, keys: readonly WrappedTenantKey[]): Promise<void> {
+      await db
+        .insertInto("tenants")
+        .values({ id: tenant.id, name: tenant.name, created_by: tenant.createdBy, created_at: tenant.createdAt })
+        .execute();
+      await db
+        .insertInto("tenant_keys")
+        .values(
+          keys.map((k) => ({
+            tenant_id: tenant.id,
+            purpose: k.purpose,
+            version: k.version,
+            wrapped_key: k.wrapped,
+            created_at: tenant.createdAt,
+          })),
+        )
+        .execute();
+    },
+
+    async findById(id: string): Promise<Tenant | undefined> {
+      const row = await db.selectFrom("tenants").selectAll().where("id", "=", id).executeTakeFirst();
+      return row && { id: row.id, name: row.name, createdBy: row.created_by, createdAt: row.created_at };
+    },
+
+    async exists(): Promise<boolean> {
+      return (await db.selectFrom("tenants").select("id").limit(1).executeTakeFirst()) !== undefined;
+    },
+
+    /** Any one wrapped key: enough to prove that the configured master key is the one the store was made with. */
+    async anyKey(): Promise<{ tenantId: string; key: WrappedTenantKey } | undefined> {
+      const row = await db.selectFrom("tenant_keys").selectAll().limit(1).executeTakeFirst();
+      return (
+        row && {
+          tenantId: row.tenant_id,
+          key: { purpose: row.purpose as TenantKeyPurpose, version: row.version, wrapped: row.wrapped_key },
+        }
+      );
+    },
+
+    async getMeta(key: string): Promise<string | undefined> {
+      const row = await db.selectFrom("tessera_meta").select("value").where("key", "=", key).executeTakeFirst();
+      return row?.value;
+    },
+
+    async setMeta(key: string, value: string): Promise<void> {
+      await db
+        .insertInto("tessera_meta")
+        .values({ key, value })
+        .onConflict((oc) => oc.column("key").doUpdateSet({ value }))
+        .execute();
+    },
+  };
+}
