@@ -84,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function runServe(config: ReturnType<typeof loadConfig>, log: ReturnType<typeof createLogger>) {
-  const server = await serve(config, process.stderr, log);
+  const server = await serve(config, process.stderr, { log });
   return new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: NodeJS.Signals) => {

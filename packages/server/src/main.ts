@@ -85,8 +85,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-export async function serve(config: Config, out: Output, log: Logger = createLogger(config)): Promise<RunningServer> {
-  const vault = await openVault(config, log);
+export interface ServeOptions {
+  readonly log?: Logger;
+  readonly clock?: Clock;
+}
+
+export async function serve(config: Config, out: Output, options: ServeOptions = {}): Promise<RunningServer> {
+  const log = options.log ?? createLogger(config);
+  const vault = await openVault(config, log, options.clock);
   let app: FastifyInstance | undefined;
   try {
     const created = await bootstrap(vault, config, out);

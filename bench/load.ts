@@ -1,0 +1,90 @@
+// Driving autocannon and reducing its result to the figures the report needs.
+import autocannon from "autocannon";
+import type { LoadRequest } from "./scenarios.ts";
+
+export interface LoadSettings {
+  readonly connections: number;
+  readonly pipelining: number;
+  readonly durationS: number;
+}
+
+export interface RoundFigures {
+  /** Mean of autocannon's per-second samples: the "Req/Sec Avg" its own CLI prints. */
+  readonly reqPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly responses: number;
+  readonly durationS: number;
+  readonly non2xx: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly statusCounts: Readonly<Record<string, number>>;
+}
+
+export async function runLoad(url: string, request: LoadRequest, settings: LoadSettings): Promise<RoundFigures> {
+  const result = await autocannon({
+    url,
+    method: request.method,
+    headers: { ...request.headers },
+    ...(request.body === undefined ? {} : { body: request.body }),
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    duration: settings.durationS,
+  });
+  const statusCounts: Record<string, number> = {};
+  for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) {
+    statusCounts[status] = stats.count ?? 0;
+  }
+  return {
+    reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    responses: result.requests.total,
+    durationS: result.duration,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCounts,
+  };
+}
+
+/** Why a round's figures cannot be trusted, or an empty list if they can. */
+export function roundProblems(figures: RoundFigures, expectedStatus: number): string[] {
+  const problems: string[] = [];
+  if (figures.responses === 0) problems.push("no responses");
+  const unexpected = Object.entries(figures.statusCounts)
+    .filter(([status, count]) => Number(status) !== expectedStatus && count > 0)
+    .map(([status, count]) => `${count} × HTTP ${status}`);
+  if (unexpected.length > 0) {
+    problems.push(`unexpected answers: ${unexpected.join(", ")} (${figures.non2xx} non-2xx)`);
+  } else if (figures.non2xx > 0) {
+    // autocannon's per-status breakdown is optional; its non-2xx count is not.
+    problems.push(`${figures.non2xx} non-2xx responses`);
+  }
+  if (figures.errors > 0) problems.push(`${figures.errors} connection errors (${figures.timeouts} timeouts)`);
+  return problems;
+}
+
+export interface MedianFigures {
+  readonly reqPerSec: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+/** Medians per figure rather than the figures of a median round: the machine is shared and rounds are noisy. */
+export function medians(rounds: readonly RoundFigures[]): MedianFigures {
+  return {
+    reqPerSec: median(rounds.map((r) => r.reqPerSec)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+  };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const upper = sorted[middle];
+  if (upper === undefined) throw new Error("median of no values");
+  if (sorted.length % 2 === 1) return upper;
+  return ((sorted[middle - 1] ?? upper) + upper) / 2;
+}

@@ -1,0 +1,178 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { pino } from "pino";
+import { expect, inject } from "vitest";
+import type { Clock } from "../src/clock.js";
+import { loadConfig } from "../src/config.js";
+import { serve, type RunningServer } from "../src/main.js";
+
+/** Which store this vitest project runs against (vitest.config.ts defines one project per store). */
+export const STORE = process.env.TESSERA_TEST_STORE === "postgres" ? "postgres" : "sqlite";
+export const STORE_UNAVAILABLE = STORE === "postgres" && inject("postgresAdminUrl") === null;
+
+export const TEST_MASTER_KEY = randomBytes(32).toString("base64");
+
+export interface TestDatabase {
+  readonly env: Record<string, string>;
+  readonly dataDir: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty store for one test file: a SQLite file in a temp dir, or a new database in the test cluster. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), "tessera-test-"));
+  const removeDir = () => rmSync(dataDir, { recursive: true, force: true });
+  if (STORE === "sqlite") {
+    return {
+      dataDir,
+      env: { TESSERA_DATA_DIR: dataDir, TESSERA_DATABASE_URL: `sqlite:${path.join(dataDir, "tessera.db")}` },
+      drop: () => Promise.resolve(removeDir()),
+    };
+  }
+  const adminUrl = inject("postgresAdminUrl");
+  if (adminUrl === null) throw new Error("no PostgreSQL for this run");
+  const name = `tessera_test_${randomBytes(6).toString("hex")}`;
+  await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    dataDir,
+    env: { TESSERA_DATA_DIR: dataDir, TESSERA_DATABASE_URL: url.toString() },
+    drop: async () => {
+      removeDir();
+      await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));
+    },
+  };
+}
+
+async function withAdmin<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+export class ManualClock implements Clock {
+  private current: number;
+  constructor(start = Date.now()) {
+    this.current = start;
+  }
+  now(): Date {
+    return new Date(this.current);
+  }
+  advance(ms: number): void {
+    this.current += ms;
+  }
+}
+
+export interface TestResponse {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  readonly body: any;
+}
+
+export interface RequestOptions {
+  /** `null` sends no key; default is the bootstrap management key. */
+  readonly key?: string | null;
+  readonly body?: unknown;
+  /** Sent as is, with `contentType` (default application/json). */
+  readonly rawBody?: string;
+  readonly contentType?: string;
+  readonly headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  readonly url: string;
+  readonly bootstrapKey: string;
+  readonly clock: ManualClock;
+  readonly database: TestDatabase;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+/** The real server (`serve` from main.ts) on the store under test, over real HTTP on loopback. */
+export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+  const database = await createTestDatabase();
+  const bootstrapKey = `test-bootstrap-${randomBytes(24).toString("hex")}`;
+  const clock = new ManualClock();
+  let server: RunningServer;
+  try {
+    const config = loadConfig({
+      ...database.env,
+      TESSERA_PORT: "0",
+      TESSERA_MASTER_KEY: TEST_MASTER_KEY,
+      TESSERA_BOOTSTRAP_KEY: bootstrapKey,
+      // Short, so that sweeper tests wait for a real sweep rather than calling it by hand.
+      TESSERA_SWEEP_INTERVAL_MS: "200",
+      ...env,
+    });
+    server = await serve(config, { write: () => true }, { log: pino({ level: "silent" }), clock });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  const url = server.url;
+  return {
+    url,
+    bootstrapKey,
+    clock,
+    database,
+    request: (method, path, options = {}) => send(url, bootstrapKey, method, path, options),
+    close: async () => {
+      await server.close();
+      await database.drop();
+    },
+  };
+}
+
+export async function send(
+  baseUrl: string,
+  defaultKey: string | null,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  const key = options.key === undefined ? defaultKey : options.key;
+  if (key !== null) headers["svc-api-key"] = key;
+  let body: string | undefined;
+  if (options.rawBody !== undefined || options.body !== undefined) {
+    body = options.rawBody ?? JSON.stringify(options.body);
+    headers["content-type"] = options.contentType ?? "application/json";
+  }
+  const response = await fetch(baseUrl + path, { method, headers, body });
+  const text = await response.text();
+  let parsed: unknown;
+  try {
+    parsed = text.length > 0 ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
+
+/** Asserts an RFC 9457 problem with the given status (and, when given, code and field errors). */
+export function expectProblem(
+  response: TestResponse,
+  status: number,
+  expected: { code?: string; errors?: Record<string, string[] | undefined>; detail?: RegExp } = {},
+): void {
+  expect(response.status, response.text).toBe(status);
+  expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+  expect(response.body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^urn:tessera:problem:/) });
+  if (expected.code !== undefined) expect(response.body.type).toBe(`urn:tessera:problem:${expected.code}`);
+  if (expected.detail !== undefined) expect(response.body.detail).toMatch(expected.detail);
+  if (expected.errors !== undefined) {
+    for (const [field, messages] of Object.entries(expected.errors)) {
+      if (messages === undefined) expect(response.body.errors?.[field]).toBeUndefined();
+      else expect(response.body.errors?.[field], JSON.stringify(response.body.errors)).toEqual(messages);
+    }
+  }
+}
