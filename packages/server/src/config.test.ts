@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./config.js";
+
+const KEY = Buffer.alloc(32, 7).toString("base64");
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env, "/srv");
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe("loadConfig", () => {
+  it("defaults to the embedded store in ./data on 127.0.0.1:3000 with a dev key file", () => {
+    const config = loadConfig({}, "/srv");
+    expect(config).toMatchObject({
+      production: false,
+      host: "127.0.0.1",
+      port: 3000,
+      dataDir: "/srv/data",
+      database: { kind: "sqlite", path: "/srv/data/tessera.db" },
+      masterKey: { kind: "dev-file", path: "/srv/data/master.key" },
+      bootstrapKey: undefined,
+      logLevel: "info",
+      bodyLimit: 1048576,
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it("reads every variable", () => {
+    const config = loadConfig(
+      {
+        TESSERA_PORT: "8080",
+        TESSERA_HOST: "0.0.0.0",
+        TESSERA_DATABASE_URL: "postgres://u:p@db:5432/tessera",
+        TESSERA_MASTER_KEY: KEY,
+        TESSERA_BOOTSTRAP_KEY: "b".repeat(32),
+        TESSERA_LOG_LEVEL: "warn",
+        TESSERA_BODY_LIMIT: "2048",
+        TESSERA_SWEEP_INTERVAL_MS: "1000",
+        NODE_ENV: "production",
+      },
+      "/srv",
+    );
+    expect(config).toMatchObject({
+      production: true,
+      host: "0.0.0.0",
+      port: 8080,
+      database: { kind: "postgres", url: "postgres://u:p@db:5432/tessera" },
+      masterKey: { kind: "value", key: Buffer.alloc(32, 7) },
+      bootstrapKey: "b".repeat(32),
+      logLevel: "warn",
+      bodyLimit: 2048,
+      sweepIntervalMs: 1000,
+    });
+  });
+
+  it.each([
+    ["sqlite:db/x.db", { kind: "sqlite", path: "/srv/db/x.db" }],
+    ["sqlite::memory:", { kind: "sqlite", path: ":memory:" }],
+    ["postgresql://localhost/x", { kind: "postgres", url: "postgresql://localhost/x" }],
+  ])("parses TESSERA_DATABASE_URL=%s", (url, database) => {
+    expect(loadConfig({ TESSERA_DATABASE_URL: url, TESSERA_MASTER_KEY: KEY }, "/srv").database).toEqual(database);
+  });
+
+  it("reports every problem at once", () => {
+    expect(
+      problemsOf({
+        TESSERA_PORT: "http",
+        TESSERA_DATABASE_URL: "mysql://x",
+        TESSERA_MASTER_KEY: "short",
+        TESSERA_BOOTSTRAP_KEY: "tiny",
+        TESSERA_LOG_LEVEL: "loud",
+        TESSERA_BODY_LIMIT: "-1",
+      }),
+    ).toEqual([
+      "TESSERA_PORT must be an integer from 0 to 65535",
+      "TESSERA_BODY_LIMIT must be an integer from 1024 to 67108864",
+      "TESSERA_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/db",
+      "TESSERA_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent",
+      "TESSERA_BOOTSTRAP_KEY must be at least 32 characters",
+      "TESSERA_MASTER_KEY must be 32 bytes encoded in base64",
+    ]);
+  });
+
+  it("refuses production without a master key", () => {
+    expect(problemsOf({ NODE_ENV: "production" })).toEqual([
+      "NODE_ENV=production requires TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE",
+    ]);
+  });
+
+  it("refuses a PostgreSQL store without a master key, even in development", () => {
+    expect(problemsOf({ TESSERA_DATABASE_URL: "postgres://localhost/x" })).toEqual([
+      "a PostgreSQL store requires TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE",
+    ]);
+  });
+
+  it("refuses two master key sources", () => {
+    expect(problemsOf({ TESSERA_MASTER_KEY: KEY, TESSERA_MASTER_KEY_FILE: "/k" })).toEqual([
+      "set only one of TESSERA_MASTER_KEY and TESSERA_MASTER_KEY_FILE",
+    ]);
+  });
+
+  it("accepts a key file in production", () => {
+    const config = loadConfig({ NODE_ENV: "production", TESSERA_MASTER_KEY_FILE: "secrets/master.key" }, "/srv");
+    expect(config.masterKey).toEqual({ kind: "file", path: "/srv/secrets/master.key" });
+  });
+});

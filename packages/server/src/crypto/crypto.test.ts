@@ -1,0 +1,72 @@
+import { randomBytes } from "node:crypto";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { generateApiKey, hashApiKey } from "./api-keys.js";
+import { DecryptionError, decrypt, encrypt } from "./cipher.js";
+import { TENANT_KEY_PURPOSES, createKeyring } from "./keyring.js";
+
+describe("cipher", () => {
+  const key = randomBytes(32);
+
+  it("round-trips any plaintext and never repeats a ciphertext", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 512 }), fc.string(), (bytes, aad) => {
+        const plaintext = Buffer.from(bytes);
+        const a = encrypt(key, plaintext, aad);
+        const b = encrypt(key, plaintext, aad);
+        expect(a.equals(b)).toBe(false);
+        expect(decrypt(key, a, aad).equals(plaintext)).toBe(true);
+      }),
+    );
+  });
+
+  it("fails to decrypt under another AAD, another key, or after any bit flip", () => {
+    const sealed = encrypt(key, Buffer.from("123-45-6789"), "tenant-a:token-1");
+    expect(() => decrypt(key, sealed, "tenant-b:token-1")).toThrow(DecryptionError);
+    expect(() => decrypt(randomBytes(32), sealed, "tenant-a:token-1")).toThrow(DecryptionError);
+    fc.assert(
+      fc.property(fc.nat({ max: sealed.length * 8 - 1 }), (bit) => {
+        const tampered = Buffer.from(sealed);
+        tampered[bit >> 3]! ^= 1 << (bit & 7);
+        expect(() => decrypt(key, tampered, "tenant-a:token-1")).toThrow(DecryptionError);
+      }),
+    );
+    expect(() => decrypt(key, Buffer.alloc(10), "x")).toThrow(DecryptionError);
+  });
+});
+
+describe("keyring", () => {
+  it("wraps fresh keys per tenant and purpose that only unwrap in their own place", () => {
+    const keyring = createKeyring(randomBytes(32));
+    const keys = keyring.newTenantKeys("tenant-a");
+    expect(keys.map((k) => k.purpose)).toEqual([...TENANT_KEY_PURPOSES]);
+    const unwrapped = keys.map((k) => keyring.unwrap("tenant-a", k));
+    expect(new Set(unwrapped.map((k) => k.toString("hex"))).size).toBe(keys.length);
+    for (const k of unwrapped) expect(k).toHaveLength(32);
+
+    const [data, fingerprint] = keys;
+    expect(() => keyring.unwrap("tenant-b", data!)).toThrow(DecryptionError);
+    expect(() => keyring.unwrap("tenant-a", { ...data!, purpose: "index" })).toThrow(DecryptionError);
+    expect(() => keyring.unwrap("tenant-a", { ...data!, version: 2 })).toThrow(DecryptionError);
+    expect(() => keyring.unwrap("tenant-a", { ...fingerprint!, wrapped: data!.wrapped })).toThrow(DecryptionError);
+    expect(() => createKeyring(randomBytes(32)).unwrap("tenant-a", data!)).toThrow(DecryptionError);
+  });
+
+  it("rejects a master key of the wrong size", () => {
+    expect(() => createKeyring(randomBytes(16))).toThrow(/32 bytes/);
+  });
+});
+
+describe("API keys", () => {
+  it("carry a typed prefix and 32 random bytes, and are stored only as SHA-256", () => {
+    const key = generateApiKey("private");
+    expect(key).toMatch(/^key_prv_[A-Za-z0-9_-]{43}$/);
+    expect(Buffer.from(key.slice("key_prv_".length), "base64url")).toHaveLength(32);
+    expect(generateApiKey("public")).toMatch(/^key_pub_/);
+    expect(generateApiKey("management")).toMatch(/^key_mgt_/);
+    expect(generateApiKey("private")).not.toBe(key);
+    expect(hashApiKey(key)).toMatch(/^[0-9a-f]{64}$/);
+    expect(hashApiKey(key)).toBe(hashApiKey(key));
+    expect(hashApiKey(key)).not.toContain(key.slice(8, 20));
+  });
+});

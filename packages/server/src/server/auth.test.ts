@@ -1,0 +1,82 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+
+const SOME_ID = "00000000-0000-4000-8000-000000000000";
+
+/** Every authenticated route with the permission it must demand; a new route belongs in this table. */
+const ROUTES: { method: string; path: string; permission: string; body?: unknown }[] = [
+  { method: "POST", path: "/applications", permission: "application:create", body: { name: "x", type: "private" } },
+  { method: "GET", path: "/applications", permission: "application:read" },
+  { method: "GET", path: "/applications/key", permission: "application:read" },
+  { method: "GET", path: `/applications/${SOME_ID}`, permission: "application:read" },
+  { method: "PUT", path: `/applications/${SOME_ID}`, permission: "application:update", body: { name: "x" } },
+  { method: "POST", path: `/applications/${SOME_ID}/regenerate`, permission: "application:update" },
+  { method: "DELETE", path: `/applications/${SOME_ID}`, permission: "application:delete" },
+  { method: "POST", path: "/tenants", permission: "tenant:create", body: { name: "x" } },
+  { method: "GET", path: "/tenants/self", permission: "tenant:read" },
+];
+
+describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every route", () => {
+  let server: TestServer;
+  let weakKey: string;
+  let expiredKey: string;
+  let regeneratedAwayKey: string;
+  let deletedKey: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const create = async (body: unknown) => {
+      const response = await server.request("POST", "/applications", { body });
+      expect(response.status, response.text).toBe(201);
+      return response.body as { id: string; key: string };
+    };
+    // A private key holds only token permissions: it must be refused on every management route.
+    weakKey = (await create({ name: "weak", type: "private", permissions: ["token:read"] })).key;
+    const expiring = await create({
+      name: "expiring",
+      type: "management",
+      permissions: ["application:read"],
+      expires_at: new Date(server.clock.now().getTime() + 1000).toISOString(),
+    });
+    expiredKey = expiring.key;
+    const regenerated = await create({ name: "regen", type: "management", permissions: ["application:read"] });
+    regeneratedAwayKey = regenerated.key;
+    expect((await server.request("POST", `/applications/${regenerated.id}/regenerate`)).status).toBe(200);
+    const deleted = await create({ name: "deleted", type: "management", permissions: ["application:read"] });
+    deletedKey = deleted.key;
+    expect((await server.request("DELETE", `/applications/${deleted.id}`)).status).toBe(204);
+    server.clock.advance(2000);
+  });
+  afterAll(() => server?.close());
+
+  const cases = ROUTES.map((r) => [`${r.method} ${r.path}`, r] as const);
+
+  it.each(cases)("%s answers 401 without a key, and before reading the body", async (_name, route) => {
+    const response = await server.request(route.method, route.path, {
+      key: null,
+      ...(route.method !== "GET" && { rawBody: "{not json" }),
+    });
+    expectProblem(response, 401, { code: "unauthenticated", detail: /SVC-API-KEY/ });
+  });
+
+  it.each(cases)("%s answers 401 for unknown, regenerated-away, deleted and expired keys", async (_name, route) => {
+    for (const key of ["key_mgt_unknown", "", regeneratedAwayKey, deletedKey, expiredKey]) {
+      const response = await server.request(route.method, route.path, { key, body: route.body });
+      expectProblem(response, 401, { code: "unauthenticated" });
+    }
+  });
+
+  it.each(cases)("%s answers 403 naming the permission to a key without it", async (_name, route) => {
+    const response = await server.request(route.method, route.path, { key: weakKey, body: route.body });
+    expectProblem(response, 403, { code: "forbidden" });
+    expect(response.body.detail).toContain(route.permission);
+  });
+
+  it("accepts the header in any letter case", async () => {
+    const response = await server.request("GET", "/applications/key", {
+      key: null,
+      headers: { "SVC-Api-Key": server.bootstrapKey },
+    });
+    expect(response.status).toBe(200);
+  });
+});

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ApplicationService } from "../applications/service.js";
+import type { Principal } from "../applications/types.js";
+import type { TenantService } from "../tenants/service.js";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import { buildApp } from "./app.js";
+
+describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ TESSERA_BODY_LIMIT: "4096" });
+  });
+  afterAll(() => server?.close());
+
+  it("answers an unknown route with a 404 problem, key or not", async () => {
+    expectProblem(await server.request("GET", "/nowhere", { key: null }), 404, {
+      code: "not-found",
+      detail: /GET \/nowhere/,
+    });
+    expectProblem(await server.request("PATCH", "/applications"), 404, { code: "not-found" });
+  });
+
+  it("routes a trailing slash like the bare path", async () => {
+    const bare = await server.request("GET", "/applications");
+    const slash = await server.request("GET", "/applications/");
+    expect(slash.status).toBe(200);
+    expect(slash.body).toEqual(bare.body);
+    const created = await server.request("POST", "/applications/", {
+      body: { name: "slash", type: "private", permissions: ["token:use"] },
+    });
+    expect(created.status).toBe(201);
+    expect((await server.request("GET", `/applications/${created.body.id}/`)).status).toBe(200);
+  });
+
+  it("answers malformed JSON with 400 without echoing the body", async () => {
+    const response = await server.request("POST", "/applications", { rawBody: '{"name": "4111111111111111", ' });
+    expectProblem(response, 400, { code: "malformed-request", detail: /not valid JSON/ });
+    expect(response.text).not.toContain("4111111111111111");
+  });
+
+  it.each(["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"])(
+    "answers a %s body with 415",
+    async (contentType) => {
+      const response = await server.request("POST", "/applications", { rawBody: "name=x", contentType });
+      expectProblem(response, 415, { code: "unsupported-media-type" });
+    },
+  );
+
+  it("answers a body over the configured limit with 413 and stores nothing", async () => {
+    const before = (await server.request("GET", "/applications")).body.pagination.total_items as number;
+    const response = await server.request("POST", "/applications", {
+      body: { name: "big", type: "private", permissions: ["token:use"], rules: [], padding: "x".repeat(5000) },
+    });
+    expectProblem(response, 413, { code: "payload-too-large" });
+    expect((await server.request("GET", "/applications")).body.pagination.total_items).toBe(before);
+  });
+
+  it("serves health, readiness, the OpenAPI document and its UI without a key", async () => {
+    expect(await server.request("GET", "/healthz", { key: null })).toMatchObject({ status: 200, body: { status: "ok" } });
+    expect(await server.request("GET", "/readyz", { key: null })).toMatchObject({ status: 200, body: { status: "ready" } });
+    const docs = await fetch(`${server.url}/docs/`);
+    expect(docs.status).toBe(200);
+    expect(await docs.text()).toContain("swagger");
+  });
+
+  it("documents every API route with its schemas, the key header and problem responses", async () => {
+    const { status, body: openapi } = await server.request("GET", "/openapi.json", { key: null });
+    expect(status).toBe(200);
+    expect(openapi.openapi).toBe("3.1.0");
+    expect(openapi.components.securitySchemes.apiKey).toEqual({ type: "apiKey", in: "header", name: "SVC-API-KEY" });
+    const operations = Object.entries(openapi.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
+      Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations.sort()).toEqual(
+      [
+        "DELETE /applications/{id}",
+        "GET /applications",
+        "GET /applications/key",
+        "GET /applications/{id}",
+        "GET /healthz",
+        "GET /readyz",
+        "GET /tenants/self",
+        "POST /applications",
+        "POST /applications/{id}/regenerate",
+        "POST /tenants",
+        "PUT /applications/{id}",
+      ].sort(),
+    );
+    const create = openapi.paths["/applications"].post;
+    expect(create.requestBody.content["application/json"].schema.required).toEqual(["name", "type"]);
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "4XX", "5XX"]));
+    expect(create.responses["201"].content["application/json"].schema.properties).toHaveProperty("key");
+    expect(openapi.paths["/applications/{id}"].get.responses["200"].content["application/json"].schema.properties).not.toHaveProperty("key");
+  });
+});
+
+describe("an unexpected failure", () => {
+  it("is a generic 500 problem carrying the request id, never the internal message", async () => {
+    const principal = {
+      tenantId: "t",
+      application: { id: "a", permissions: ["application:read"], rules: [] },
+    } as unknown as Principal;
+    const applications = {
+      authenticate: () => Promise.resolve(principal),
+      list: () => Promise.reject(new Error("connection to 10.0.0.7 refused; password=hunter2")),
+    } as unknown as ApplicationService;
+    const app = await buildApp({
+      applications,
+      tenants: {} as TenantService,
+      readiness: { check: () => Promise.reject(new Error("down")) },
+      bodyLimit: 1024,
+      logger: false,
+    });
+    try {
+      const response = await app.inject({ method: "GET", url: "/applications", headers: { "svc-api-key": "k" } });
+      expect(response.statusCode).toBe(500);
+      expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
+      const body = response.json();
+      expect(body).toMatchObject({ type: "urn:tessera:problem:internal", status: 500, title: "Internal server error" });
+      expect(body.detail).toContain(response.headers["request-id"] ?? "req-");
+      expect(response.body).not.toMatch(/hunter2|10\.0\.0\.7/);
+
+      const ready = await app.inject({ method: "GET", url: "/readyz" });
+      expect(ready.statusCode).toBe(503);
+      expect(ready.json()).toMatchObject({ type: "urn:tessera:problem:unavailable", status: 503 });
+    } finally {
+      await app.close();
+    }
+  });
+});
