@@ -11,6 +11,7 @@ import { tenantRoutes } from "../tenants/routes.js";
 import type { TenantService } from "../tenants/service.js";
 import { API_KEY_HEADER, registerAuth } from "./auth.js";
 import { registerErrorHandling } from "./error-handler.js";
+import { AppError } from "./errors.js";
 
 export interface AppDeps {
   readonly applications: ApplicationService;
@@ -37,7 +38,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.bodyLimit,
     // Basis Theory SDKs call `/tokens/` and `/applications/` (wire-format §1).
     routerOptions: { ignoreTrailingSlash: true },
+    // Fastify's own drain answer is not problem+json; the hook below gives the same 503 in our format.
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  let draining = false;
+  app.addHook("preClose", (done) => {
+    draining = true;
+    done();
+  });
 
   // Bodies are validated strictly (a string is not a number); query strings and paths arrive as text, so
   // they are coerced, and a single `?id=` becomes an array.
@@ -51,7 +60,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // A bodiless POST is not a malformed one whatever it is labelled: basis-theory-js regenerates keys with an
   // empty body typed application/x-www-form-urlencoded (wire-format §1). Without a content type Fastify skips
   // parsing, and a route that needs a body still rejects the missing one in validation.
-  app.addHook("onRequest", (request, _reply, done) => {
+  app.addHook("onRequest", (request, reply, done) => {
+    if (draining) {
+      // Requests still arriving on kept-alive connections during shutdown go elsewhere (a load balancer retries).
+      void reply.header("connection", "close");
+      done(new AppError("unavailable", "The server is shutting down; retry the request."));
+      return;
+    }
     const headers = request.raw.headers;
     if (headers["content-length"] === "0" || (headers["content-length"] === undefined && !headers["transfer-encoding"])) {
       delete headers["content-type"];
