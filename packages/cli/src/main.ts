@@ -3,6 +3,7 @@ import {
   ConfigError,
   MasterKeyMismatchError,
   MigrationError,
+  StoreNotInitializedError,
   bootstrap,
   createLogger,
   loadConfig,
@@ -15,7 +16,8 @@ const HELP = `Usage: tessera <command> [options]
 Commands:
   serve                               Start the vault (migrates the store and bootstraps it on first start)
   init                                Migrate and bootstrap the store without serving; prints the key once
-  init --regenerate-bootstrap-key     Issue a new key for the bootstrap Application (the old one stops working)
+  init --regenerate-bootstrap-key     Issue a new key for the bootstrap Application (the old one stops working);
+                                      recreates it, or restores its permissions, if it was deleted or stripped
   migrate                             Apply pending migrations and exit
 
 Options:
@@ -61,7 +63,7 @@ async function main(argv: string[]): Promise<number> {
       const vault = await openVault(config, log);
       try {
         if (parsed.values["regenerate-bootstrap-key"] === true) {
-          const key = await vault.tenants.regenerateBootstrapKey();
+          const key = await vault.tenants.recoverBootstrapKey();
           process.stderr.write(`New bootstrap management key (shown once):\n\n  SVC-API-KEY: ${key}\n\n`);
         } else if ((await bootstrap(vault, config, process.stderr)) === undefined) {
           process.stderr.write("The store is already initialized; nothing to do.\n");
@@ -113,7 +115,11 @@ function explain(error: unknown): number {
     process.stderr.write(`tessera: ${error.message}\n`);
     return EXIT.config;
   }
-  if (error instanceof MasterKeyMismatchError || error instanceof MigrationError) {
+  if (
+    error instanceof MasterKeyMismatchError ||
+    error instanceof MigrationError ||
+    error instanceof StoreNotInitializedError
+  ) {
     const cause = error instanceof MigrationError && error.cause instanceof Error ? `: ${error.cause.message}` : "";
     process.stderr.write(`tessera: ${error.message}${cause}\n`);
     return EXIT.failure;

@@ -109,7 +109,25 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
     await waitFor(server, /listening on/);
     const url = `http://127.0.0.1:${port}`;
     expect((await send(url, bootstrapKey, "GET", "/applications/key")).status).toBe(401);
-    expect((await send(url, newKey!, "GET", "/applications/key")).status).toBe(200);
+    const self = await send(url, newKey!, "GET", "/applications/key");
+    expect(self.status).toBe(200);
+
+    // Locked out by its own hand: the bootstrap Application deletes itself; recovery recreates it.
+    expect((await send(url, newKey!, "DELETE", `/applications/${self.body.id}`)).status).toBe(204);
+    const recover = tessera(["init", "--regenerate-bootstrap-key"], env, database.dataDir);
+    expect(await recover.exited).toBe(0);
+    const [, recoveredKey] = recover.stderr.match(/SVC-API-KEY: (key_mgt_[A-Za-z0-9_-]+)/) ?? [];
+    const recovered = await send(url, recoveredKey!, "GET", "/applications/key");
+    expect(recovered.status).toBe(200);
+    expect(recovered.body.permissions).toContain("tenant:create");
+    expect(recovered.body.tenant_id).toBe(self.body.tenant_id);
+  });
+
+  it("refuses to regenerate the bootstrap key of a store that was never initialized", async () => {
+    const run = tessera(["init", "--regenerate-bootstrap-key"], env, database.dataDir);
+    expect(await run.exited).toBe(1);
+    expect(run.stderr).toContain("the store has no bootstrap tenant yet");
+    expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
   it("finishes an in-flight request on SIGTERM, then exits 0", async () => {

@@ -2,5 +2,5 @@ export { loadConfig, ConfigError, type Config } from "./config.js";
 export { openVault, bootstrap, serve, createLogger, type Vault, type RunningServer } from "./main.js";
 export { buildApp, type AppDeps } from "./server/app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
-export { MasterKeyMismatchError } from "./tenants/service.js";
+export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";
 export { systemClock, type Clock } from "./clock.js";

@@ -69,12 +69,6 @@ export function applicationStore(db: Executor) {
       return row && fromRow(row);
     },
 
-    /** Only for local administration (`tessera init`), never reachable through the API. */
-    async findByIdAnyTenant(id: string): Promise<Application | undefined> {
-      const row = await db.selectFrom("applications").selectAll().where("id", "=", id).executeTakeFirst();
-      return row && fromRow(row);
-    },
-
     async list(
       tenantId: string,
       filter: { ids: readonly string[]; offset: number; limit: number },

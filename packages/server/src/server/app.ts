@@ -22,13 +22,14 @@ export interface AppDeps {
   readonly logger: FastifyBaseLogger | false;
 }
 
+// Request bodies are never logged; this catches the sensitive fields should one reach a log line anyway
+// (pino matches fixed depths, hence the top-level and one-level forms).
+const SENSITIVE_FIELDS = ["key", "data", "args", "configuration"];
 export const REDACTED_LOG_PATHS = [
   `req.headers["${API_KEY_HEADER}"]`,
   "req.headers.authorization",
-  "*.key",
-  "*.data",
-  "*.args",
-  "*.configuration",
+  ...SENSITIVE_FIELDS,
+  ...SENSITIVE_FIELDS.map((field) => `*.${field}`),
 ];
 
 /** Builds the application without listening, so tests and `main.ts` share exactly the same wiring. */

@@ -8,12 +8,9 @@ export type ErrorCode =
   | "unauthenticated"
   | "forbidden"
   | "not-found"
-  | "method-not-allowed"
   | "conflict"
   | "payload-too-large"
   | "unsupported-media-type"
-  | "unprocessable"
-  | "rate-limited"
   | "internal"
   | "unavailable";
 
@@ -23,12 +20,9 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   unauthenticated: { status: 401, title: "Unauthenticated" },
   forbidden: { status: 403, title: "Forbidden" },
   "not-found": { status: 404, title: "Not found" },
-  "method-not-allowed": { status: 405, title: "Method not allowed" },
   conflict: { status: 409, title: "Conflict" },
   "payload-too-large": { status: 413, title: "Payload too large" },
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
-  unprocessable: { status: 422, title: "Unprocessable entity" },
-  "rate-limited": { status: 429, title: "Too many requests" },
   internal: { status: 500, title: "Internal server error" },
   unavailable: { status: 503, title: "Service unavailable" },
 };
@@ -61,10 +55,6 @@ export class AppError extends Error {
   static forbidden(detail: string): AppError {
     return new AppError("forbidden", detail);
   }
-}
-
-export function statusOf(code: ErrorCode): number {
-  return CATALOG[code].status;
 }
 
 /** The catalog code for a 4xx/5xx status raised by the framework itself (body parsing, routing). */

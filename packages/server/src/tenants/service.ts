@@ -11,6 +11,7 @@ import type { Executor, Store } from "../storage/database.js";
 import { tenantStore } from "./store.js";
 import type { Tenant } from "./types.js";
 
+const BOOTSTRAP_TENANT = "bootstrap_tenant_id";
 const BOOTSTRAP_APPLICATION = "bootstrap_application_id";
 
 export interface TenantServiceDeps {
@@ -21,6 +22,13 @@ export interface TenantServiceDeps {
 
 export interface CreatedTenant extends IssuedApplication {
   readonly tenant: Tenant;
+}
+
+export class StoreNotInitializedError extends Error {
+  constructor() {
+    super("the store has no bootstrap tenant yet: run `tessera init` or `tessera serve` first");
+    this.name = "StoreNotInitializedError";
+  }
 }
 
 export class MasterKeyMismatchError extends Error {
@@ -80,6 +88,7 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
         async (trx) => {
           if (await tenantStore(trx).exists()) return undefined;
           const created = await insertTenant(trx, "default", null, { includeTenantCreate: true, ...options });
+          await tenantStore(trx).setMeta(BOOTSTRAP_TENANT, created.tenant.id);
           await tenantStore(trx).setMeta(BOOTSTRAP_APPLICATION, created.application.id);
           return created;
         },
@@ -87,18 +96,50 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
       );
     },
 
-    /** For an operator who lost the bootstrap key: a new one, printed once, the old one dead. */
-    async regenerateBootstrapKey(): Promise<string> {
-      const tenants = tenantStore(store.db);
-      const id = await tenants.getMeta(BOOTSTRAP_APPLICATION);
-      const application = id === undefined ? undefined : await applicationStore(store.db).findByIdAnyTenant(id);
-      if (application === undefined) throw new Error("the bootstrap Application no longer exists");
-      const key = generateApiKey("management");
-      await applicationStore(store.db).replaceKeyHash(application.tenantId, application.id, hashApiKey(key), {
-        by: application.id,
-        at: clock.now().toISOString(),
-      });
-      return key;
+    /**
+     * For an operator locked out (key lost, bootstrap Application deleted or stripped of its permissions):
+     * a new key, printed once, on a bootstrap Application that again holds every management permission.
+     */
+    async recoverBootstrapKey(): Promise<string> {
+      return store.transaction(
+        async (trx) => {
+          const meta = tenantStore(trx);
+          const tenantId = await meta.getMeta(BOOTSTRAP_TENANT);
+          if (tenantId === undefined) throw new StoreNotInitializedError();
+          const applications = applicationStore(trx);
+          const id = await meta.getMeta(BOOTSTRAP_APPLICATION);
+          const existing = id === undefined ? undefined : await applications.findById(tenantId, id);
+          const permissions = managementPermissions({ includeTenantCreate: true });
+          const key = generateApiKey("management");
+          const now = clock.now();
+          if (existing === undefined) {
+            const issued = await insertApplication(trx, {
+              tenantId,
+              name: "default administrator",
+              type: "management",
+              permissions,
+              rules: [],
+              createdBy: null,
+              createdAt: now,
+              expiresAt: null,
+              key,
+            });
+            await meta.setMeta(BOOTSTRAP_APPLICATION, issued.application.id);
+            return key;
+          }
+          const modified = { by: existing.id, at: now.toISOString() };
+          await applications.update(tenantId, existing.id, {
+            name: existing.name,
+            permissions,
+            rules: [],
+            modifiedBy: modified.by,
+            modifiedAt: modified.at,
+          });
+          await applications.replaceKeyHash(tenantId, existing.id, hashApiKey(key), modified);
+          return key;
+        },
+        { lock: "tessera:bootstrap" },
+      );
     },
 
     async verifyMasterKey(): Promise<void> {
