@@ -9,7 +9,13 @@ const ENVELOPE_BYTES = 10;
 const [portArg, bytesArg] = process.argv.slice(2);
 const port = Number(portArg);
 const bodyBytes = Number(bytesArg);
-if (!Number.isInteger(port) || port < 1 || port > 65535 || !Number.isInteger(bodyBytes) || bodyBytes < ENVELOPE_BYTES) {
+if (
+  !Number.isInteger(port) ||
+  port < 1 ||
+  port > 65535 ||
+  !Number.isInteger(bodyBytes) ||
+  bodyBytes < ENVELOPE_BYTES
+) {
   process.stderr.write(`usage: ceiling.ts <port> <bodyBytes ≥ ${ENVELOPE_BYTES}>\n`);
   process.exit(2);
 }

@@ -1,6 +1,6 @@
 // Driving autocannon and reducing its result to the figures the report needs.
 import autocannon from "autocannon";
-import type { LoadRequest } from "./scenarios.ts";
+import type { LoadRequest } from "./scenarios.js";
 
 export interface LoadSettings {
   readonly connections: number;
@@ -11,6 +11,7 @@ export interface LoadSettings {
 export interface RoundFigures {
   /** Mean of autocannon's per-second samples: the "Req/Sec Avg" its own CLI prints. */
   readonly reqPerSec: number;
+  /** Nearest-rank percentiles of every response's latency, in fractional milliseconds. */
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly responses: number;
@@ -21,24 +22,40 @@ export interface RoundFigures {
   readonly statusCounts: Readonly<Record<string, number>>;
 }
 
-export async function runLoad(url: string, request: LoadRequest, settings: LoadSettings): Promise<RoundFigures> {
-  const result = await autocannon({
-    url,
-    method: request.method,
-    headers: { ...request.headers },
-    ...(request.body === undefined ? {} : { body: request.body }),
-    connections: settings.connections,
-    pipelining: settings.pipelining,
-    duration: settings.durationS,
+export function runLoad(url: string, request: LoadRequest, settings: LoadSettings): Promise<RoundFigures> {
+  // autocannon's own latency histogram counts whole milliseconds, too coarse when answers take less than one, so
+  // latencies come from its per-response event, which carries the hrtime measurement.
+  const latencies: number[] = [];
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url,
+        method: request.method,
+        headers: { ...request.headers },
+        ...(request.body === undefined ? {} : { body: request.body }),
+        connections: settings.connections,
+        pipelining: settings.pipelining,
+        duration: settings.durationS,
+      },
+      (error: unknown, result: autocannon.Result) => {
+        if (error === null || error === undefined) resolve(reduce(result, latencies));
+        else reject(error instanceof Error ? error : new Error("autocannon failed", { cause: error }));
+      },
+    );
+    instance.on("response", (_client, _status, _bytes, responseTimeMs) => latencies.push(responseTimeMs));
   });
+}
+
+function reduce(result: autocannon.Result, latencies: readonly number[]): RoundFigures {
   const statusCounts: Record<string, number> = {};
   for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) {
     statusCounts[status] = stats.count ?? 0;
   }
+  const sorted = Float64Array.from(latencies).sort();
   return {
     reqPerSec: result.requests.average,
-    p50Ms: result.latency.p50,
-    p99Ms: result.latency.p99,
+    p50Ms: percentile(sorted, 0.5),
+    p99Ms: percentile(sorted, 0.99),
     responses: result.requests.total,
     durationS: result.duration,
     non2xx: result.non2xx,
@@ -46,6 +63,12 @@ export async function runLoad(url: string, request: LoadRequest, settings: LoadS
     timeouts: result.timeouts,
     statusCounts,
   };
+}
+
+/** Nearest-rank percentile of ascending values; NaN when there are none, which `roundProblems` reports. */
+function percentile(sorted: Float64Array, fraction: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)] ?? Number.NaN;
 }
 
 /** Why a round's figures cannot be trusted, or an empty list if they can. */

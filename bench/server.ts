@@ -87,7 +87,7 @@ export async function waitUntilReady(server: ServerProcess, path: string, timeou
       throw new Error(`${server.name} exited before it was ready:\n${server.output()}`);
     }
     try {
-      const response = await httpGet(server.baseUrl + path);
+      const response = await httpRequest(server.baseUrl + path);
       if (response.status === 200) return;
       lastProblem = `HTTP ${response.status}`;
     } catch (error) {
@@ -105,20 +105,31 @@ export interface HttpAnswer {
   readonly body: Buffer;
 }
 
+export interface HttpRequestInit {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
 /**
  * A one-off request on its own connection (no agent), so no keep-alive socket from a probe lingers in the load
  * generator's process or holds a server open at shutdown.
  */
-export function httpGet(url: string, headers: Readonly<Record<string, string>> = {}): Promise<HttpAnswer> {
+export function httpRequest(url: string, init: HttpRequestInit = {}): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
-    const request = http.get(url, { headers, agent: false, timeout: 5000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on("data", (chunk: Buffer) => chunks.push(chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      response.on("error", reject);
-    });
+    const request = http.request(
+      url,
+      { method: init.method ?? "GET", headers: init.headers, agent: false, timeout: 5000 },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+        response.on("error", reject);
+      },
+    );
     request.on("timeout", () => request.destroy(new Error("timed out")));
     request.on("error", reject);
+    request.end(init.body);
   });
 }
 

@@ -120,7 +120,8 @@ function explain(error: unknown): number {
     error instanceof MigrationError ||
     error instanceof StoreNotInitializedError
   ) {
-    const cause = error instanceof MigrationError && error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    const cause =
+      error instanceof MigrationError && error.cause instanceof Error ? `: ${error.cause.message}` : "";
     process.stderr.write(`tessera: ${error.message}${cause}\n`);
     return EXIT.failure;
   }
@@ -129,7 +130,9 @@ function explain(error: unknown): number {
     process.stderr.write(`tessera: ${(error as Error).message}\n`);
     return EXIT.failure;
   }
-  process.stderr.write(`tessera: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `tessera: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   return EXIT.failure;
 }
 

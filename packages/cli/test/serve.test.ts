@@ -5,7 +5,13 @@ import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { STORE, STORE_UNAVAILABLE, createTestDatabase, send, type TestDatabase } from "../../server/test/harness.js";
+import {
+  STORE,
+  STORE_UNAVAILABLE,
+  createTestDatabase,
+  send,
+  type TestDatabase,
+} from "../../server/test/harness.js";
 import { freePort } from "../../server/test/postgres-cluster.js";
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../bin/tessera.js");
@@ -45,7 +51,9 @@ async function waitFor(run: Run, pattern: RegExp, timeoutMs = 30_000): Promise<R
     const match = run.stderr.match(pattern);
     if (match) return match;
     if (run.child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(`never saw ${pattern}; exit ${run.child.exitCode}\nstderr:\n${run.stderr}\nstdout:\n${run.stdout}`);
+      throw new Error(
+        `never saw ${pattern}; exit ${run.child.exitCode}\nstderr:\n${run.stderr}\nstdout:\n${run.stdout}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -61,7 +69,11 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
     database = await createTestDatabase();
     port = await freePort();
     // The embedded store gets no master key, as on a laptop: the dev key file is part of what is tested.
-    env = { ...database.env, TESSERA_PORT: String(port), ...(STORE === "postgres" && { TESSERA_MASTER_KEY: masterKey }) };
+    env = {
+      ...database.env,
+      TESSERA_PORT: String(port),
+      ...(STORE === "postgres" && { TESSERA_MASTER_KEY: masterKey }),
+    };
   });
 
   afterEach(async () => {
@@ -165,7 +177,11 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
     } else {
       expect(await tessera(["init"], env, database.dataDir).exited).toBe(0);
     }
-    const wrong = tessera(["serve"], { ...env, TESSERA_MASTER_KEY: randomBytes(32).toString("base64") }, database.dataDir);
+    const wrong = tessera(
+      ["serve"],
+      { ...env, TESSERA_MASTER_KEY: randomBytes(32).toString("base64") },
+      database.dataDir,
+    );
     expect(await wrong.exited).toBe(1);
     expect(wrong.stderr).toMatch(/master key cannot unwrap this store's keys/);
     expect(wrong.stderr).not.toMatch(/\n\s+at /);
@@ -176,7 +192,11 @@ describe("the tessera command's usage and configuration errors", () => {
   const cwd = process.cwd();
 
   it("lists every configuration problem at once and exits 78", async () => {
-    const run = tessera(["serve"], { NODE_ENV: "production", TESSERA_PORT: "x", TESSERA_BOOTSTRAP_KEY: "short" }, cwd);
+    const run = tessera(
+      ["serve"],
+      { NODE_ENV: "production", TESSERA_PORT: "x", TESSERA_BOOTSTRAP_KEY: "short" },
+      cwd,
+    );
     expect(await run.exited).toBe(78);
     expect(run.stderr).toContain("TESSERA_PORT must be an integer");
     expect(run.stderr).toContain("TESSERA_BOOTSTRAP_KEY must be at least 32 characters");

@@ -63,7 +63,9 @@ describe("loadConfig", () => {
     ["sqlite::memory:", { kind: "sqlite", path: ":memory:" }],
     ["postgresql://localhost/x", { kind: "postgres", url: "postgresql://localhost/x" }],
   ])("parses TESSERA_DATABASE_URL=%s", (url, database) => {
-    expect(loadConfig({ TESSERA_DATABASE_URL: url, TESSERA_MASTER_KEY: KEY }, "/srv").database).toEqual(database);
+    expect(loadConfig({ TESSERA_DATABASE_URL: url, TESSERA_MASTER_KEY: KEY }, "/srv").database).toEqual(
+      database,
+    );
   });
 
   it("reports every problem at once", () => {
@@ -105,7 +107,10 @@ describe("loadConfig", () => {
   });
 
   it("accepts a key file in production", () => {
-    const config = loadConfig({ NODE_ENV: "production", TESSERA_MASTER_KEY_FILE: "secrets/master.key" }, "/srv");
+    const config = loadConfig(
+      { NODE_ENV: "production", TESSERA_MASTER_KEY_FILE: "secrets/master.key" },
+      "/srv",
+    );
     expect(config.masterKey).toEqual({ kind: "file", path: "/srv/secrets/master.key" });
   });
 });

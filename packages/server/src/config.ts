@@ -4,9 +4,7 @@ export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgre
 
 /** Where the master key comes from; reading or creating the file is start-up work, not parsing. */
 export type MasterKeySource =
-  | { kind: "value"; key: Buffer }
-  | { kind: "file"; path: string }
-  | { kind: "dev-file"; path: string };
+  { kind: "value"; key: Buffer } | { kind: "file"; path: string } | { kind: "dev-file"; path: string };
 
 export interface Config {
   readonly production: boolean;
@@ -44,7 +42,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const production = env.NODE_ENV === "production";
 
   const port = parseInteger(env.TESSERA_PORT, 3000, 0, 65535, "TESSERA_PORT", problems);
-  const bodyLimit = parseInteger(env.TESSERA_BODY_LIMIT, 1024 * 1024, 1024, 64 * 1024 * 1024, "TESSERA_BODY_LIMIT", problems);
+  const bodyLimit = parseInteger(
+    env.TESSERA_BODY_LIMIT,
+    1024 * 1024,
+    1024,
+    64 * 1024 * 1024,
+    "TESSERA_BODY_LIMIT",
+    problems,
+  );
   const sweepIntervalMs = parseInteger(
     env.TESSERA_SWEEP_INTERVAL_MS,
     60_000,
@@ -147,7 +152,9 @@ function parseDatabaseUrl(
       // reported below
     }
   }
-  problems.push("TESSERA_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/db");
+  problems.push(
+    "TESSERA_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/db",
+  );
   return undefined;
 }
 

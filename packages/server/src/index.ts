@@ -1,5 +1,13 @@
 export { loadConfig, ConfigError, type Config } from "./config.js";
-export { openVault, bootstrap, serve, createLogger, type Vault, type RunningServer } from "./main.js";
+export {
+  openVault,
+  bootstrap,
+  serve,
+  createLogger,
+  openApiDocument,
+  type Vault,
+  type RunningServer,
+} from "./main.js";
 export { buildApp, type AppDeps } from "./server/app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
 export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";

@@ -1,9 +1,10 @@
+import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { pino, type Logger } from "pino";
 import { startExpirySweeper } from "./applications/expiry.js";
 import { createApplicationService, type ApplicationService } from "./applications/service.js";
 import { systemClock, type Clock } from "./clock.js";
-import type { Config } from "./config.js";
+import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { resolveMasterKey } from "./master-key.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
@@ -52,7 +53,11 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
 }
 
 /** Creates the bootstrap tenant on first start and prints a generated key once (DESIGN §3). */
-export async function bootstrap(vault: Vault, config: Config, out: Output): Promise<CreatedTenant | undefined> {
+export async function bootstrap(
+  vault: Vault,
+  config: Config,
+  out: Output,
+): Promise<CreatedTenant | undefined> {
   const created = await vault.tenants.bootstrap(
     config.bootstrapKey === undefined ? {} : { key: config.bootstrapKey },
   );
@@ -78,6 +83,35 @@ export async function bootstrap(vault: Vault, config: Config, out: Output): Prom
   return created;
 }
 
+export function buildVaultApp(vault: Vault, config: Config, log: Logger | false): Promise<FastifyInstance> {
+  return buildApp({
+    applications: vault.applications,
+    tenants: vault.tenants,
+    readiness: { check: () => vault.store.ping() },
+    bodyLimit: config.bodyLimit,
+    logger: log,
+  });
+}
+
+/** The OpenAPI document, generated from the route schemas of a real (in-memory) instance. */
+export async function openApiDocument(): Promise<unknown> {
+  const config = loadConfig({
+    TESSERA_DATABASE_URL: "sqlite::memory:",
+    TESSERA_MASTER_KEY: randomBytes(32).toString("base64"),
+    TESSERA_LOG_LEVEL: "silent",
+  });
+  const vault = await openVault(config, createLogger(config));
+  try {
+    const app = await buildVaultApp(vault, config, false);
+    await app.ready();
+    const document = app.swagger();
+    await app.close();
+    return document;
+  } finally {
+    await vault.close();
+  }
+}
+
 export interface RunningServer {
   readonly app: FastifyInstance;
   readonly url: string;
@@ -96,13 +130,7 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
   let app: FastifyInstance | undefined;
   try {
     const created = await bootstrap(vault, config, out);
-    app = await buildApp({
-      applications: vault.applications,
-      tenants: vault.tenants,
-      readiness: { check: () => vault.store.ping() },
-      bodyLimit: config.bodyLimit,
-      logger: log,
-    });
+    app = await buildVaultApp(vault, config, log);
     const url = await app.listen({ host: config.host, port: config.port });
     const stopSweeper = startExpirySweeper(vault.applications, config.sweepIntervalMs, log);
     if (created === undefined) {

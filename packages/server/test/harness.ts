@@ -166,7 +166,11 @@ export function expectProblem(
 ): void {
   expect(response.status, response.text).toBe(status);
   expect(response.headers.get("content-type")).toMatch(/^application\/problem\+json/);
-  expect(response.body).toMatchObject({ status, title: expect.any(String), type: expect.stringMatching(/^urn:tessera:problem:/) });
+  expect(response.body).toMatchObject({
+    status,
+    title: expect.any(String),
+    type: expect.stringMatching(/^urn:tessera:problem:/),
+  });
   if (expected.code !== undefined) expect(response.body.type).toBe(`urn:tessera:problem:${expected.code}`);
   if (expected.detail !== undefined) expect(response.body.detail).toMatch(expected.detail);
   if (expected.errors !== undefined) {

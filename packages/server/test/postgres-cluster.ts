@@ -45,7 +45,8 @@ export async function startCluster(bin: string): Promise<Cluster> {
   const port = await freePort();
   const asRoot = process.getuid?.() === 0;
   const pgUser = asRoot ? lookupUid("postgres") : undefined;
-  if (asRoot && pgUser === undefined) throw new Error("running as root needs a 'postgres' user to run PostgreSQL");
+  if (asRoot && pgUser === undefined)
+    throw new Error("running as root needs a 'postgres' user to run PostgreSQL");
   if (pgUser !== undefined) chownSync(dir, pgUser.uid, pgUser.gid);
 
   const run = (tool: string, args: string[]) => {
@@ -71,7 +72,17 @@ export async function startCluster(bin: string): Promise<Cluster> {
   };
 
   try {
-    run("initdb", ["-D", data, "-U", "tessera", "--auth=trust", "-E", "UTF8", "--no-sync", "--no-instructions"]);
+    run("initdb", [
+      "-D",
+      data,
+      "-U",
+      "tessera",
+      "--auth=trust",
+      "-E",
+      "UTF8",
+      "--no-sync",
+      "--no-instructions",
+    ]);
     const options = [
       `-p ${port}`,
       `-k ${dir}`,

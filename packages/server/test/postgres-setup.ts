@@ -20,7 +20,8 @@ export default async function setup(project: TestProject): Promise<() => void> {
   }
   const bin = findPostgresBin();
   if (bin === undefined) {
-    if (process.env.CI === "true") throw new Error("CI=true requires PostgreSQL (initdb) or TESSERA_TEST_DATABASE_URL");
+    if (process.env.CI === "true")
+      throw new Error("CI=true requires PostgreSQL (initdb) or TESSERA_TEST_DATABASE_URL");
     console.warn("PostgreSQL not found: the postgres project's store tests are skipped");
     project.provide("postgresAdminUrl", null);
     return () => undefined;

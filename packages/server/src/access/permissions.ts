@@ -59,5 +59,7 @@ export interface Grant {
  * Which tokens a rule's permission reaches is decided per container by the token services.
  */
 export function holdsPermission(grant: Grant, permission: Permission): boolean {
-  return grant.permissions.includes(permission) || grant.rules.some((r) => r.permissions.includes(permission));
+  return (
+    grant.permissions.includes(permission) || grant.rules.some((r) => r.permissions.includes(permission))
+  );
 }

@@ -1,10 +1,18 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { APPLICATION_TYPES, PERMISSIONS, holdsPermission, isAllowedFor, type Permission } from "./permissions.js";
+import {
+  APPLICATION_TYPES,
+  PERMISSIONS,
+  holdsPermission,
+  isAllowedFor,
+  type Permission,
+} from "./permissions.js";
 import { TRANSFORMS, containerProblem, normalizeRules, validateGrant, type AccessRule } from "./rules.js";
 
 const segment = fc.stringMatching(/^[a-z0-9_.-]{1,12}$/);
-const container = fc.array(segment, { maxLength: 5 }).map((parts) => `/${parts.map((p) => `${p}/`).join("")}`);
+const container = fc
+  .array(segment, { maxLength: 5 })
+  .map((parts) => `/${parts.map((p) => `${p}/`).join("")}`);
 const permission = fc.constantFrom(...PERMISSIONS);
 const type = fc.constantFrom(...APPLICATION_TYPES);
 
@@ -26,10 +34,17 @@ describe("permissions by Application type (DESIGN §6)", () => {
 
   it("holds a permission granted directly or by any rule, and nothing else", () => {
     fc.assert(
-      fc.property(fc.array(permission), fc.array(fc.array(permission)), permission, (direct, rules, wanted) => {
-        const grant = { permissions: direct, rules: rules.map((permissions) => ({ permissions })) };
-        expect(holdsPermission(grant, wanted)).toBe(direct.includes(wanted) || rules.some((r) => r.includes(wanted)));
-      }),
+      fc.property(
+        fc.array(permission),
+        fc.array(fc.array(permission)),
+        permission,
+        (direct, rules, wanted) => {
+          const grant = { permissions: direct, rules: rules.map((permissions) => ({ permissions })) };
+          expect(holdsPermission(grant, wanted)).toBe(
+            direct.includes(wanted) || rules.some((r) => r.includes(wanted)),
+          );
+        },
+      ),
     );
   });
 });
@@ -71,7 +86,9 @@ describe("validateGrant", () => {
                   container,
                   transform: fc.constantFrom(...TRANSFORMS),
                   permissions: fc.array(
-                    fc.constantFrom(...PERMISSIONS.filter((p) => p.startsWith("token:") && isAllowedFor(t, p))),
+                    fc.constantFrom(
+                      ...PERMISSIONS.filter((p) => p.startsWith("token:") && isAllowedFor(t, p)),
+                    ),
                     { minLength: 1 },
                   ),
                 }),
@@ -101,7 +118,11 @@ describe("validateGrant", () => {
   });
 
   it.each<[string, Parameters<typeof validateGrant>[0], Record<string, string[]>]>([
-    ["nothing granted", { type: "private", permissions: [], rules: [] }, { permissions: ["permissions or rules must be non-empty"] }],
+    [
+      "nothing granted",
+      { type: "private", permissions: [], rules: [] },
+      { permissions: ["permissions or rules must be non-empty"] },
+    ],
     [
       "rules on management",
       { type: "management", permissions: ["application:read"], rules: [rule()] },
@@ -114,7 +135,11 @@ describe("validateGrant", () => {
     ],
     [
       "no container on a public rule",
-      { type: "public", permissions: [], rules: [rule({ container: undefined, permissions: ["token:create"] })] },
+      {
+        type: "public",
+        permissions: [],
+        rules: [rule({ container: undefined, permissions: ["token:create"] })],
+      },
       { "rules[0].container": ["is required for public Applications"] },
     ],
     [
@@ -140,11 +165,28 @@ describe("normalizeRules", () => {
   it("orders by priority, lower-cases containers and drops duplicate permissions", () => {
     expect(
       normalizeRules([
-        { priority: 5, container: "/PII/High/", transform: "reveal", permissions: ["token:read", "token:read"] },
-        { description: "first", priority: 2, container: "/pci/", transform: "mask", permissions: ["token:use"] },
+        {
+          priority: 5,
+          container: "/PII/High/",
+          transform: "reveal",
+          permissions: ["token:read", "token:read"],
+        },
+        {
+          description: "first",
+          priority: 2,
+          container: "/pci/",
+          transform: "mask",
+          permissions: ["token:use"],
+        },
       ]),
     ).toEqual([
-      { description: "first", priority: 2, container: "/pci/", transform: "mask", permissions: ["token:use"] },
+      {
+        description: "first",
+        priority: 2,
+        container: "/pci/",
+        transform: "mask",
+        permissions: ["token:use"],
+      },
       { priority: 5, container: "/pii/high/", transform: "reveal", permissions: ["token:read"] },
     ]);
   });

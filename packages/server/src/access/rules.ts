@@ -53,7 +53,8 @@ export function validateGrant({ type, permissions, rules }: GrantInput): FieldEr
   const errors: FieldErrors = {};
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
 
-  if (permissions.length === 0 && rules.length === 0) add("permissions", "permissions or rules must be non-empty");
+  if (permissions.length === 0 && rules.length === 0)
+    add("permissions", "permissions or rules must be non-empty");
   permissions.forEach((permission, i) => {
     if (!isAllowedFor(type, permission)) add(`permissions[${i}]`, notAllowed(permission, type));
   });
@@ -66,7 +67,8 @@ export function validateGrant({ type, permissions, rules }: GrantInput): FieldEr
   const seenPriorities = new Set<number>();
   rules.forEach((rule, i) => {
     const at = `rules[${i}]`;
-    if (seenPriorities.has(rule.priority)) add(`${at}.priority`, `priority ${rule.priority} is used by another rule`);
+    if (seenPriorities.has(rule.priority))
+      add(`${at}.priority`, `priority ${rule.priority} is used by another rule`);
     seenPriorities.add(rule.priority);
 
     if (rule.container !== undefined && rule.conditions !== undefined) {
@@ -82,7 +84,10 @@ export function validateGrant({ type, permissions, rules }: GrantInput): FieldEr
     if (rule.permissions.length === 0) add(`${at}.permissions`, "must hold at least one permission");
     rule.permissions.forEach((permission, j) => {
       if (!isTokenPermission(permission)) {
-        add(`${at}.permissions[${j}]`, `${permission} cannot be granted by an access rule (token permissions only)`);
+        add(
+          `${at}.permissions[${j}]`,
+          `${permission} cannot be granted by an access rule (token permissions only)`,
+        );
       } else if (!isAllowedFor(type, permission)) {
         add(`${at}.permissions[${j}]`, notAllowed(permission, type));
       }

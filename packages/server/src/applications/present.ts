@@ -12,7 +12,10 @@ export function presentApplication(app: Application): ApplicationWire {
     name: app.name,
     type: app.type,
     permissions: [...app.permissions],
-    rules: app.rules.map((rule) => ({ ...rule, permissions: [...rule.permissions] })) as ApplicationWire["rules"],
+    rules: app.rules.map((rule) => ({
+      ...rule,
+      permissions: [...rule.permissions],
+    })) as ApplicationWire["rules"],
     ...(app.createdBy !== null && { created_by: app.createdBy }),
     created_at: app.createdAt,
     ...(app.modifiedBy !== null && { modified_by: app.modifiedBy }),

@@ -82,12 +82,28 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
     });
 
     it.each<[string, unknown, Record<string, string[]>]>([
-      ["missing name and type", { permissions: ["token:use"] }, { name: ["is required"], type: ["is required"] }],
+      [
+        "missing name and type",
+        { permissions: ["token:use"] },
+        { name: ["is required"], type: ["is required"] },
+      ],
       ["empty name", { ...privateApp, name: "" }, { name: ["must not be empty"] }],
       ["blank name", { ...privateApp, name: "   " }, { name: ["must not be blank"] }],
-      ["name over 200", { ...privateApp, name: "x".repeat(201) }, { name: ["must be at most 200 characters"] }],
-      ["unknown type", { ...privateApp, type: "admin" }, { type: ["must be one of: private, public, management"] }],
-      ["neither permissions nor rules", { name: "n", type: "private" }, { permissions: ["permissions or rules must be non-empty"] }],
+      [
+        "name over 200",
+        { ...privateApp, name: "x".repeat(201) },
+        { name: ["must be at most 200 characters"] },
+      ],
+      [
+        "unknown type",
+        { ...privateApp, type: "admin" },
+        { type: ["must be one of: private, public, management"] },
+      ],
+      [
+        "neither permissions nor rules",
+        { name: "n", type: "private" },
+        { permissions: ["permissions or rules must be non-empty"] },
+      ],
       [
         "empty permissions and rules",
         { name: "n", type: "private", permissions: [], rules: [] },
@@ -96,7 +112,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       [
         "unknown permission",
         { name: "n", type: "private", permissions: ["token:fly"] },
-        { "permissions[0]": [expect.stringMatching(/^must be one of: token:create/) as unknown as string] },
+        { "permissions[0]": [expect.stringMatching(/^must be one of: token:create/)] },
       ],
       [
         "permission not for the type",
@@ -146,18 +162,20 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       [
         "container not a path",
         { ...privateApp, rules: [{ ...privateApp.rules[0], container: "pci" }] },
-        { "rules[0].container": [expect.stringMatching(/leading and a trailing slash/) as unknown as string] },
+        { "rules[0].container": [expect.stringMatching(/leading and a trailing slash/)] },
       ],
       [
         "container without trailing slash",
         { ...privateApp, rules: [{ ...privateApp.rules[0], container: "/pci" }] },
-        { "rules[0].container": [expect.stringMatching(/leading and a trailing slash/) as unknown as string] },
+        { "rules[0].container": [expect.stringMatching(/leading and a trailing slash/)] },
       ],
       [
         "container and conditions",
         {
           ...privateApp,
-          rules: [{ ...privateApp.rules[0], conditions: [{ attribute: "id", operator: "equals", value: "x" }] }],
+          rules: [
+            { ...privateApp.rules[0], conditions: [{ attribute: "id", operator: "equals", value: "x" }] },
+          ],
         },
         { "rules[0].conditions": ["container and conditions are mutually exclusive"] },
       ],
@@ -211,27 +229,49 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       [
         "rule with a management permission",
         { ...privateApp, rules: [{ ...privateApp.rules[0], permissions: ["reactor:read"] }] },
-        { "rules[0].permissions[0]": ["reactor:read cannot be granted by an access rule (token permissions only)"] },
+        {
+          "rules[0].permissions[0]": [
+            "reactor:read cannot be granted by an access rule (token permissions only)",
+          ],
+        },
       ],
       [
         "rule permission not for the type",
         { name: "n", type: "public", rules: [{ ...privateApp.rules[0], permissions: ["token:search"] }] },
         { "rules[0].permissions[0]": ["token:search is not allowed for public Applications"] },
       ],
-      ["expires_at not a date-time", { ...privateApp, expires_at: "tomorrow" }, { expires_at: ["must be a valid date-time"] }],
-      ["expires_at in the past", { ...privateApp, expires_at: "2001-01-01T00:00:00Z" }, { expires_at: ["must be in the future"] }],
-      ["permissions not an array", { ...privateApp, permissions: "token:use" }, { permissions: ["must be an array"] }],
+      [
+        "expires_at not a date-time",
+        { ...privateApp, expires_at: "tomorrow" },
+        { expires_at: ["must be a valid date-time"] },
+      ],
+      [
+        "expires_at in the past",
+        { ...privateApp, expires_at: "2001-01-01T00:00:00Z" },
+        { expires_at: ["must be in the future"] },
+      ],
+      [
+        "permissions not an array",
+        { ...privateApp, permissions: "token:use" },
+        { permissions: ["must be an array"] },
+      ],
     ])("rejects %s with 400 naming the field", async (_case, body, errors) => {
-      const before = (await server.request("GET", "/applications?size=100")).body.pagination.total_items as number;
+      const before = (await server.request("GET", "/applications?size=100")).body.pagination
+        .total_items as number;
       const response = await server.request("POST", "/applications", { body });
       expectProblem(response, 400, { code: "validation-failed", errors });
-      const after = (await server.request("GET", "/applications?size=100")).body.pagination.total_items as number;
+      const after = (await server.request("GET", "/applications?size=100")).body.pagination
+        .total_items as number;
       expect(after).toBe(before);
     });
 
     it("lists every problem at once", async () => {
       const response = await server.request("POST", "/applications", {
-        body: { name: "", type: "private", rules: [{ priority: 0, container: "x", transform: "no", permissions: [] }] },
+        body: {
+          name: "",
+          type: "private",
+          rules: [{ priority: 0, container: "x", transform: "no", permissions: [] }],
+        },
       });
       expectProblem(response, 400);
       expect(Object.keys(response.body.errors).sort()).toEqual(
@@ -254,13 +294,23 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       expect(all.status).toBe(200);
       const total = all.body.pagination.total_items as number;
       expect(all.body.data).toHaveLength(total);
-      expect(all.body.pagination).toEqual({ total_items: total, page_number: 1, page_size: 100, total_pages: 1 });
+      expect(all.body.pagination).toEqual({
+        total_items: total,
+        page_number: 1,
+        page_size: 100,
+        total_pages: 1,
+      });
       for (const item of all.body.data) expect(item).not.toHaveProperty("key");
 
       const filtered = await server.request("GET", `/applications?id=${ids[0]}&id=${ids[2]}`);
       expect(filtered.status).toBe(200);
       expect(filtered.body.data.map((a: { id: string }) => a.id).sort()).toEqual([ids[0], ids[2]].sort());
-      expect(filtered.body.pagination).toEqual({ total_items: 2, page_number: 1, page_size: 20, total_pages: 1 });
+      expect(filtered.body.pagination).toEqual({
+        total_items: 2,
+        page_number: 1,
+        page_size: 20,
+        total_pages: 1,
+      });
 
       const single = await server.request("GET", `/applications?id=${ids[1]}`);
       expect(single.body.data.map((a: { id: string }) => a.id)).toEqual([ids[1]]);
@@ -288,7 +338,10 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       ["page=abc", { page: ["must be an integer"] }],
       ["id=not-a-uuid", { "id[0]": ["must be a valid uuid"] }],
     ])("rejects %s with 400", async (query, errors) => {
-      expectProblem(await server.request("GET", `/applications?${query}`), 400, { code: "validation-failed", errors });
+      expectProblem(await server.request("GET", `/applications?${query}`), 400, {
+        code: "validation-failed",
+        errors,
+      });
     });
   });
 
@@ -307,7 +360,9 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       expectProblem(await server.request("GET", "/applications/00000000-0000-4000-8000-000000000000"), 404, {
         code: "not-found",
       });
-      expectProblem(await server.request("GET", "/applications/nope"), 400, { errors: { id: ["must be a valid uuid"] } });
+      expectProblem(await server.request("GET", "/applications/nope"), 400, {
+        errors: { id: ["must be a valid uuid"] },
+      });
     });
   });
 
@@ -342,12 +397,20 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       expectProblem(response, 400, {
         errors: { "permissions[0]": ["application:read is not allowed for private Applications"] },
       });
-      expectProblem(await server.request("PUT", `/applications/${created.id}`, { body: { name: "x" } }), 400, {
-        errors: { permissions: ["permissions or rules must be non-empty"] },
-      });
-      expectProblem(await server.request("PUT", `/applications/${created.id}`, { body: { permissions: ["token:use"] } }), 400, {
-        errors: { name: ["is required"] },
-      });
+      expectProblem(
+        await server.request("PUT", `/applications/${created.id}`, { body: { name: "x" } }),
+        400,
+        {
+          errors: { permissions: ["permissions or rules must be non-empty"] },
+        },
+      );
+      expectProblem(
+        await server.request("PUT", `/applications/${created.id}`, { body: { permissions: ["token:use"] } }),
+        400,
+        {
+          errors: { name: ["is required"] },
+        },
+      );
       const unchanged = await server.request("GET", `/applications/${created.id}`);
       expect(unchanged.body.name).toBe("backend");
       expect(unchanged.body).not.toHaveProperty("modified_at");
@@ -375,7 +438,9 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       expectProblem(await server.request("GET", "/applications/key", { key: created.key }), 401, {
         code: "unauthenticated",
       });
-      expect((await server.request("GET", "/applications/key", { key: regenerated.body.key })).status).toBe(200);
+      expect((await server.request("GET", "/applications/key", { key: regenerated.body.key })).status).toBe(
+        200,
+      );
     });
 
     it("accepts the empty form-encoded POST that basis-theory-js sends", async () => {
@@ -389,7 +454,10 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
     });
 
     it("answers 404 for an unknown id", async () => {
-      expectProblem(await server.request("POST", "/applications/00000000-0000-4000-8000-000000000000/regenerate"), 404);
+      expectProblem(
+        await server.request("POST", "/applications/00000000-0000-4000-8000-000000000000/regenerate"),
+        404,
+      );
     });
   });
 
@@ -422,9 +490,11 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       // Not yet swept: the row is still there, only authentication refuses it.
       expect((await server.request("GET", `/applications/${created.id}`)).status).toBe(200);
 
-      await expect.poll(async () => (await server.request("GET", `/applications/${created.id}`)).status, {
-        timeout: 5_000,
-      }).toBe(404);
+      await expect
+        .poll(async () => (await server.request("GET", `/applications/${created.id}`)).status, {
+          timeout: 5_000,
+        })
+        .toBe(404);
     });
   });
 

@@ -18,7 +18,9 @@ const Condition = Type.Object({
 export const AccessRuleSchema = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 1000 })),
   priority: Type.Integer({ minimum: 1, maximum: 1_000_000, description: "Lower values take precedence." }),
-  container: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: "A path such as /pci/high/." })),
+  container: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 400, description: "A path such as /pci/high/." }),
+  ),
   conditions: Type.Optional(Type.Array(Condition, { maxItems: 20 })),
   transform: StringEnum(TRANSFORMS),
   permissions: Type.Array(PermissionSchema, { maxItems: 50 }),
@@ -54,7 +56,9 @@ export const CreateApplicationBody = Type.Object({
   type: ApplicationType,
   permissions: Type.Optional(Permissions),
   rules: Type.Optional(Rules),
-  expires_at: Type.Optional(Type.String({ format: "date-time", description: "When the Application is deleted." })),
+  expires_at: Type.Optional(
+    Type.String({ format: "date-time", description: "When the Application is deleted." }),
+  ),
 });
 export type CreateApplicationBody = Static<typeof CreateApplicationBody>;
 

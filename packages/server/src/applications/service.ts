@@ -1,5 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { holdsPermission, isTokenPermission, type ApplicationType, type Permission } from "../access/permissions.js";
+import {
+  holdsPermission,
+  isTokenPermission,
+  type ApplicationType,
+  type Permission,
+} from "../access/permissions.js";
 import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
@@ -56,7 +61,8 @@ export function createApplicationService({ db, clock }: ApplicationServiceDeps) 
       let expiresAt: string | null = null;
       if (input.expiresAt !== undefined) {
         const at = new Date(input.expiresAt);
-        if (!(at.getTime() > now.getTime())) throw AppError.validation({ expires_at: ["must be in the future"] });
+        if (!(at.getTime() > now.getTime()))
+          throw AppError.validation({ expires_at: ["must be in the future"] });
         expiresAt = at.toISOString();
       }
       return insertApplication(db, {
@@ -69,7 +75,11 @@ export function createApplicationService({ db, clock }: ApplicationServiceDeps) 
       });
     },
 
-    async list(principal: Principal, filter: { ids: readonly string[] }, page: PageRequest): Promise<Page<Application>> {
+    async list(
+      principal: Principal,
+      filter: { ids: readonly string[] },
+      page: PageRequest,
+    ): Promise<Page<Application>> {
       const { items, total } = await store.list(principal.tenantId, {
         ids: filter.ids,
         offset: offsetOf(page),
@@ -86,7 +96,8 @@ export function createApplicationService({ db, clock }: ApplicationServiceDeps) 
       assertMayGrant(principal, checked.permissions);
       const modifiedAt = clock.now().toISOString();
       const changes = { ...checked, modifiedBy: principal.application.id, modifiedAt };
-      if (!(await store.update(principal.tenantId, id, changes))) throw AppError.notFound(`Application ${id}`);
+      if (!(await store.update(principal.tenantId, id, changes)))
+        throw AppError.notFound(`Application ${id}`);
       return { ...current, ...checked, modifiedBy: changes.modifiedBy, modifiedAt };
     },
 
@@ -158,9 +169,13 @@ function checkedInput(type: ApplicationType, input: ApplicationInput): Applicati
  * management keys that by design never hold them.
  */
 function assertMayGrant(principal: Principal, permissions: readonly Permission[]): void {
-  const missing = permissions.filter((p) => !isTokenPermission(p) && !holdsPermission(principal.application, p));
+  const missing = permissions.filter(
+    (p) => !isTokenPermission(p) && !holdsPermission(principal.application, p),
+  );
   if (missing.length > 0) {
-    throw AppError.forbidden(`The calling Application cannot grant permissions it does not hold: ${missing.join(", ")}`);
+    throw AppError.forbidden(
+      `The calling Application cannot grant permissions it does not hold: ${missing.join(", ")}`,
+    );
   }
 }
 

@@ -55,7 +55,11 @@ export function applicationStore(db: Executor) {
     },
 
     async findByKeyHash(keyHash: string): Promise<Application | undefined> {
-      const row = await db.selectFrom("applications").selectAll().where("key_hash", "=", keyHash).executeTakeFirst();
+      const row = await db
+        .selectFrom("applications")
+        .selectAll()
+        .where("key_hash", "=", keyHash)
+        .executeTakeFirst();
       return row && fromRow(row);
     },
 
@@ -76,7 +80,13 @@ export function applicationStore(db: Executor) {
       let query = db.selectFrom("applications").where("tenant_id", "=", tenantId);
       if (filter.ids.length > 0) query = query.where("id", "in", filter.ids);
       const [rows, count] = await Promise.all([
-        query.selectAll().orderBy("created_at").orderBy("id").limit(filter.limit).offset(filter.offset).execute(),
+        query
+          .selectAll()
+          .orderBy("created_at")
+          .orderBy("id")
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
         query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(fromRow), total: Number(count.n) };

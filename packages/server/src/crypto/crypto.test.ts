@@ -48,7 +48,9 @@ describe("keyring", () => {
     expect(() => keyring.unwrap("tenant-b", data!)).toThrow(DecryptionError);
     expect(() => keyring.unwrap("tenant-a", { ...data!, purpose: "index" })).toThrow(DecryptionError);
     expect(() => keyring.unwrap("tenant-a", { ...data!, version: 2 })).toThrow(DecryptionError);
-    expect(() => keyring.unwrap("tenant-a", { ...fingerprint!, wrapped: data!.wrapped })).toThrow(DecryptionError);
+    expect(() => keyring.unwrap("tenant-a", { ...fingerprint!, wrapped: data!.wrapped })).toThrow(
+      DecryptionError,
+    );
     expect(() => createKeyring(randomBytes(32)).unwrap("tenant-a", data!)).toThrow(DecryptionError);
   });
 

@@ -13,7 +13,14 @@ export function healthRoutes(readiness: Readiness): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.get(
       "/healthz",
-      { schema: { tags: ["Operations"], summary: "The process is up", security: [], response: { 200: Status } } },
+      {
+        schema: {
+          tags: ["Operations"],
+          summary: "The process is up",
+          security: [],
+          response: { 200: Status },
+        },
+      },
       () => Promise.resolve({ status: "ok" }),
     );
     app.get(

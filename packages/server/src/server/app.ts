@@ -54,7 +54,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const common: AjvOptions = { allErrors: true, strict: false, useDefaults: true, removeAdditional: false };
   const bodyAjv = addFormats.default(new Ajv({ ...common, coerceTypes: false }));
   const textAjv = addFormats.default(new Ajv({ ...common, coerceTypes: "array" }));
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) =>
+    (httpPart === "body" ? bodyAjv : textAjv).compile(schema),
+  );
 
   // JSON only: anything else is a 415 rather than a string handed to a schema expecting an object.
   app.removeContentTypeParser("text/plain");
@@ -69,7 +71,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return;
     }
     const headers = request.raw.headers;
-    if (headers["content-length"] === "0" || (headers["content-length"] === undefined && !headers["transfer-encoding"])) {
+    if (
+      headers["content-length"] === "0" ||
+      (headers["content-length"] === undefined && !headers["transfer-encoding"])
+    ) {
       delete headers["content-type"];
     }
     done();

@@ -5,7 +5,12 @@ const SOME_ID = "00000000-0000-4000-8000-000000000000";
 
 /** Every authenticated route with the permission it must demand; a new route belongs in this table. */
 const ROUTES: { method: string; path: string; permission: string; body?: unknown }[] = [
-  { method: "POST", path: "/applications", permission: "application:create", body: { name: "x", type: "private" } },
+  {
+    method: "POST",
+    path: "/applications",
+    permission: "application:create",
+    body: { name: "x", type: "private" },
+  },
   { method: "GET", path: "/applications", permission: "application:read" },
   { method: "GET", path: "/applications/key", permission: "application:read" },
   { method: "GET", path: `/applications/${SOME_ID}`, permission: "application:read" },
@@ -39,7 +44,11 @@ describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every ro
       expires_at: new Date(server.clock.now().getTime() + 1000).toISOString(),
     });
     expiredKey = expiring.key;
-    const regenerated = await create({ name: "regen", type: "management", permissions: ["application:read"] });
+    const regenerated = await create({
+      name: "regen",
+      type: "management",
+      permissions: ["application:read"],
+    });
     regeneratedAwayKey = regenerated.key;
     expect((await server.request("POST", `/applications/${regenerated.id}/regenerate`)).status).toBe(200);
     const deleted = await create({ name: "deleted", type: "management", permissions: ["application:read"] });
@@ -59,12 +68,15 @@ describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every ro
     expectProblem(response, 401, { code: "unauthenticated", detail: /SVC-API-KEY/ });
   });
 
-  it.each(cases)("%s answers 401 for unknown, regenerated-away, deleted and expired keys", async (_name, route) => {
-    for (const key of ["key_mgt_unknown", "", regeneratedAwayKey, deletedKey, expiredKey]) {
-      const response = await server.request(route.method, route.path, { key, body: route.body });
-      expectProblem(response, 401, { code: "unauthenticated" });
-    }
-  });
+  it.each(cases)(
+    "%s answers 401 for unknown, regenerated-away, deleted and expired keys",
+    async (_name, route) => {
+      for (const key of ["key_mgt_unknown", "", regeneratedAwayKey, deletedKey, expiredKey]) {
+        const response = await server.request(route.method, route.path, { key, body: route.body });
+        expectProblem(response, 401, { code: "unauthenticated" });
+      }
+    },
+  );
 
   it.each(cases)("%s answers 403 naming the permission to a key without it", async (_name, route) => {
     const response = await server.request(route.method, route.path, { key: weakKey, body: route.body });

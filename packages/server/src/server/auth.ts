@@ -27,8 +27,7 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
   api.decorateRequest("principal", null);
 
   api.addHook("onRoute", (route) => {
-    const config = route.config as { permission?: Permission } | undefined;
-    if (config?.permission === undefined) {
+    if (route.config?.permission === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} does not declare a permission`);
     }
   });
@@ -42,7 +41,10 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
     }
     const principal = await authenticator.authenticate(key);
     if (principal === undefined) {
-      throw new AppError("unauthenticated", "The API key is not valid (unknown, regenerated, deleted or expired).");
+      throw new AppError(
+        "unauthenticated",
+        "The API key is not valid (unknown, regenerated, deleted or expired).",
+      );
     }
     if (!holdsPermission(principal.application, permission)) {
       throw AppError.forbidden(`The Application lacks the permission ${permission}.`);

@@ -23,7 +23,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
     reply
       .code(404)
       .type("application/problem+json")
-      .send(toProblem(new AppError("not-found", `No route ${request.method} ${pathOf(request)}`), pathOf(request))),
+      .send(
+        toProblem(
+          new AppError("not-found", `No route ${request.method} ${pathOf(request)}`),
+          pathOf(request),
+        ),
+      ),
   );
 }
 
@@ -34,7 +39,7 @@ function pathOf(request: FastifyRequest): string {
 function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   if (error.validation !== undefined) {
-    return AppError.validation(fieldErrors(error.validation as ValidationIssue[], error.validationContext));
+    return AppError.validation(fieldErrors(error.validation, error.validationContext));
   }
   const status = error.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {

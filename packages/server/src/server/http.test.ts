@@ -33,31 +33,47 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
   });
 
   it("answers malformed JSON with 400 without echoing the body", async () => {
-    const response = await server.request("POST", "/applications", { rawBody: '{"name": "4111111111111111", ' });
+    const response = await server.request("POST", "/applications", {
+      rawBody: '{"name": "4111111111111111", ',
+    });
     expectProblem(response, 400, { code: "malformed-request", detail: /not valid JSON/ });
     expect(response.text).not.toContain("4111111111111111");
   });
 
-  it.each(["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data; boundary=x"])(
-    "answers a %s body with 415",
-    async (contentType) => {
-      const response = await server.request("POST", "/applications", { rawBody: "name=x", contentType });
-      expectProblem(response, 415, { code: "unsupported-media-type" });
-    },
-  );
+  it.each([
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "application/xml",
+    "multipart/form-data; boundary=x",
+  ])("answers a %s body with 415", async (contentType) => {
+    const response = await server.request("POST", "/applications", { rawBody: "name=x", contentType });
+    expectProblem(response, 415, { code: "unsupported-media-type" });
+  });
 
   it("answers a body over the configured limit with 413 and stores nothing", async () => {
     const before = (await server.request("GET", "/applications")).body.pagination.total_items as number;
     const response = await server.request("POST", "/applications", {
-      body: { name: "big", type: "private", permissions: ["token:use"], rules: [], padding: "x".repeat(5000) },
+      body: {
+        name: "big",
+        type: "private",
+        permissions: ["token:use"],
+        rules: [],
+        padding: "x".repeat(5000),
+      },
     });
     expectProblem(response, 413, { code: "payload-too-large" });
     expect((await server.request("GET", "/applications")).body.pagination.total_items).toBe(before);
   });
 
   it("serves health, readiness, the OpenAPI document and its UI without a key", async () => {
-    expect(await server.request("GET", "/healthz", { key: null })).toMatchObject({ status: 200, body: { status: "ok" } });
-    expect(await server.request("GET", "/readyz", { key: null })).toMatchObject({ status: 200, body: { status: "ready" } });
+    expect(await server.request("GET", "/healthz", { key: null })).toMatchObject({
+      status: 200,
+      body: { status: "ok" },
+    });
+    expect(await server.request("GET", "/readyz", { key: null })).toMatchObject({
+      status: 200,
+      body: { status: "ready" },
+    });
     const docs = await fetch(`${server.url}/docs/`);
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain("swagger");
@@ -67,9 +83,13 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
     const { status, body: openapi } = await server.request("GET", "/openapi.json", { key: null });
     expect(status).toBe(200);
     expect(openapi.openapi).toBe("3.1.0");
-    expect(openapi.components.securitySchemes.apiKey).toEqual({ type: "apiKey", in: "header", name: "SVC-API-KEY" });
-    const operations = Object.entries(openapi.paths as Record<string, Record<string, any>>).flatMap(([path, ops]) =>
-      Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path}`),
+    expect(openapi.components.securitySchemes.apiKey).toEqual({
+      type: "apiKey",
+      in: "header",
+      name: "SVC-API-KEY",
+    });
+    const operations = Object.entries(openapi.paths as Record<string, Record<string, any>>).flatMap(
+      ([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
     );
     expect(operations.sort()).toEqual(
       [
@@ -90,7 +110,9 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
     expect(create.requestBody.content["application/json"].schema.required).toEqual(["name", "type"]);
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(["201", "4XX", "5XX"]));
     expect(create.responses["201"].content["application/json"].schema.properties).toHaveProperty("key");
-    expect(openapi.paths["/applications/{id}"].get.responses["200"].content["application/json"].schema.properties).not.toHaveProperty("key");
+    expect(
+      openapi.paths["/applications/{id}"].get.responses["200"].content["application/json"].schema.properties,
+    ).not.toHaveProperty("key");
   });
 });
 
@@ -112,11 +134,19 @@ describe("an unexpected failure", () => {
       logger: false,
     });
     try {
-      const response = await app.inject({ method: "GET", url: "/applications", headers: { "svc-api-key": "k" } });
+      const response = await app.inject({
+        method: "GET",
+        url: "/applications",
+        headers: { "svc-api-key": "k" },
+      });
       expect(response.statusCode).toBe(500);
       expect(response.headers["content-type"]).toMatch(/^application\/problem\+json/);
       const body = response.json();
-      expect(body).toMatchObject({ type: "urn:tessera:problem:internal", status: 500, title: "Internal server error" });
+      expect(body).toMatchObject({
+        type: "urn:tessera:problem:internal",
+        status: 500,
+        title: "Internal server error",
+      });
       expect(body.detail).toContain(response.headers["request-id"] ?? "req-");
       expect(response.body).not.toMatch(/hunter2|10\.0\.0\.7/);
 

@@ -5,7 +5,9 @@ export const DEFAULT_PAGE_SIZE = 20;
 
 /** `page`/`size` as query parameters (lists) or body fields (search); DESIGN §6. */
 export const PageParams = {
-  page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "Page number, from 1." })),
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: "Page number, from 1." }),
+  ),
   size: Type.Optional(
     Type.Integer({
       minimum: 1,

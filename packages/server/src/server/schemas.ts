@@ -7,6 +7,9 @@ export const Timestamp = Type.String({ format: "date-time" });
  * A string enum as one `enum` keyword. TypeBox unions of literals become `anyOf`, whose validation errors
  * are one line per alternative; a single `enum` gives clients one clear message.
  */
-export function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+export function StringEnum<const T extends readonly string[]>(
+  values: T,
+  options: { description?: string } = {},
+) {
   return Type.Unsafe<T[number]>({ type: "string", enum: [...values], ...options });
 }

@@ -23,7 +23,9 @@ export interface StoreOptions {
 }
 
 export function openStore(config: DatabaseConfig, options: StoreOptions = {}): Store {
-  return config.kind === "sqlite" ? openSqlite(config.path) : openPostgres(config.url, options.poolSize ?? 10);
+  return config.kind === "sqlite"
+    ? openSqlite(config.path)
+    : openPostgres(config.url, options.poolSize ?? 10);
 }
 
 function openSqlite(file: string): Store {

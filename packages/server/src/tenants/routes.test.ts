@@ -36,7 +36,12 @@ describe.skipIf(STORE_UNAVAILABLE)("Tenants API and tenant isolation", () => {
 
     const self = await server.request("GET", "/tenants/self", { key: tenant.application.key });
     expect(self.status).toBe(200);
-    expect(self.body).toEqual({ id: tenant.id, name: "Acme", created_by: bootstrap.id, created_at: tenant.created_at });
+    expect(self.body).toEqual({
+      id: tenant.id,
+      name: "Acme",
+      created_by: bootstrap.id,
+      created_at: tenant.created_at,
+    });
 
     const own = await server.request("GET", "/tenants/self");
     expect(own.body).toMatchObject({ id: bootstrap.tenant_id, name: "default" });
@@ -49,11 +54,17 @@ describe.skipIf(STORE_UNAVAILABLE)("Tenants API and tenant isolation", () => {
 
   it("refuses tenant creation without tenant:create, and validates the name", async () => {
     const tenant = await createTenant("NoNesting");
-    expectProblem(await server.request("POST", "/tenants", { key: tenant.application.key, body: { name: "x" } }), 403, {
-      code: "forbidden",
-      detail: /tenant:create/,
+    expectProblem(
+      await server.request("POST", "/tenants", { key: tenant.application.key, body: { name: "x" } }),
+      403,
+      {
+        code: "forbidden",
+        detail: /tenant:create/,
+      },
+    );
+    expectProblem(await server.request("POST", "/tenants", { body: {} }), 400, {
+      errors: { name: ["is required"] },
     });
-    expectProblem(await server.request("POST", "/tenants", { body: {} }), 400, { errors: { name: ["is required"] } });
     expectProblem(await server.request("POST", "/tenants", { body: { name: " " } }), 400, {
       errors: { name: ["must not be blank"] },
     });

@@ -33,7 +33,9 @@ export function tenantRoutes(service: TenantService): FastifyPluginAsyncTypebox 
       },
       async (request, reply) => {
         const { tenant, application, key } = await service.create(principalOf(request), request.body);
-        return reply.code(201).send({ ...presentTenant(tenant), application: { ...presentApplication(application), key } });
+        return reply
+          .code(201)
+          .send({ ...presentTenant(tenant), application: { ...presentApplication(application), key } });
       },
     );
 

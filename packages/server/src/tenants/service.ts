@@ -33,7 +33,9 @@ export class StoreNotInitializedError extends Error {
 
 export class MasterKeyMismatchError extends Error {
   constructor() {
-    super("the configured master key cannot unwrap this store's keys: it is not the key the store was created with");
+    super(
+      "the configured master key cannot unwrap this store's keys: it is not the key the store was created with",
+    );
     this.name = "MasterKeyMismatchError";
   }
 }

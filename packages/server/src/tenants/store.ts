@@ -7,7 +7,12 @@ export function tenantStore(db: Executor) {
     async insert(tenant: Tenant, keys: readonly WrappedTenantKey[]): Promise<void> {
       await db
         .insertInto("tenants")
-        .values({ id: tenant.id, name: tenant.name, created_by: tenant.createdBy, created_at: tenant.createdAt })
+        .values({
+          id: tenant.id,
+          name: tenant.name,
+          created_by: tenant.createdBy,
+          created_at: tenant.createdAt,
+        })
         .execute();
       await db
         .insertInto("tenant_keys")
@@ -44,7 +49,11 @@ export function tenantStore(db: Executor) {
     },
 
     async getMeta(key: string): Promise<string | undefined> {
-      const row = await db.selectFrom("tessera_meta").select("value").where("key", "=", key).executeTakeFirst();
+      const row = await db
+        .selectFrom("tessera_meta")
+        .select("value")
+        .where("key", "=", key)
+        .executeTakeFirst();
       return row?.value;
     },
 

@@ -1,0 +1,382 @@
+// `npm run bench`: Tessera's throughput per scenario, as a fraction of what a bare Fastify server answering a body
+// of the same size manages on the same machine. The ratio, not the raw req/s, is the pass mark, so the verdict
+// holds on a laptop, a CI runner or a shared box alike.
+import { randomBytes } from "node:crypto";
+import { rmSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
+import {
+  medians,
+  roundProblems,
+  runLoad,
+  type LoadSettings,
+  type MedianFigures,
+  type RoundFigures,
+} from "./load.js";
+import { scenarios, type LoadRequest, type Scenario } from "./scenarios.js";
+import {
+  freePort,
+  httpRequest,
+  isRunning,
+  spawnServer,
+  stopServer,
+  waitUntilReady,
+  type ServerProcess,
+} from "./server.js";
+
+const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+const RESULTS_FILE = fileURLToPath(new URL("results.json", import.meta.url));
+/** One request in flight per connection, as a client that waits for each answer would have. */
+const PIPELINING = 1;
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --duration <s>      measured seconds per round (default 10)
+  --warmup <s>        discarded warm-up seconds per server, before the first round (default 3)
+  --rounds <n>        measured rounds per server, alternating ceiling and Tessera (default 2)
+  --connections <n>   concurrent connections (default 10)
+  -h, --help          show this help
+`;
+
+interface Settings {
+  readonly durationS: number;
+  readonly warmupS: number;
+  readonly rounds: number;
+  readonly connections: number;
+}
+
+/** The settings, or undefined if only the usage was asked for. */
+function parseSettings(argv: string[]): Settings | undefined {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      duration: { type: "string", default: "10" },
+      warmup: { type: "string", default: "3" },
+      rounds: { type: "string", default: "2" },
+      connections: { type: "string", default: "10" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help === true) return undefined;
+  return {
+    durationS: integerOption("--duration", values.duration, 1),
+    warmupS: integerOption("--warmup", values.warmup, 0),
+    rounds: integerOption("--rounds", values.rounds, 1),
+    connections: integerOption("--connections", values.connections, 1),
+  };
+}
+
+function integerOption(name: string, raw: string, min: number): number {
+  const value = Number(raw);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}`);
+  return value;
+}
+
+// Everything this run must undo. Only these processes are ever signalled, and only by their pid.
+const servers: ServerProcess[] = [];
+let tempDir: string | undefined;
+let cleaning: Promise<void> | undefined;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all(servers.map((server) => stopServer(server)));
+    if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+
+async function retire(server: ServerProcess): Promise<void> {
+  await stopServer(server);
+  const index = servers.indexOf(server);
+  if (index >= 0) servers.splice(index, 1);
+}
+
+async function startTessera(dataDir: string, managementKey: string): Promise<ServerProcess> {
+  const port = await freePort();
+  // Inherited TESSERA_* settings (a master key file, a PostgreSQL URL…) would make the figures depend on the shell
+  // the benchmark was started from, and NODE_ENV=production would demand a master key.
+  const inherited = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => name !== "NODE_ENV" && !name.startsWith("TESSERA_")),
+  );
+  const server = spawnServer({
+    name: "Tessera",
+    args: ["packages/cli/bin/tessera.js", "serve"],
+    cwd: REPO_ROOT,
+    env: {
+      ...inherited,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_DATABASE_URL: `sqlite:${path.join(dataDir, "tessera.db")}`,
+      TESSERA_PORT: String(port),
+      TESSERA_HOST: "127.0.0.1",
+      TESSERA_BOOTSTRAP_KEY: managementKey,
+      // Per-request info logs would measure pino's output rather than the vault.
+      TESSERA_LOG_LEVEL: "warn",
+    },
+    port,
+  });
+  servers.push(server);
+  await waitUntilReady(server, "/readyz");
+  return server;
+}
+
+async function startCeiling(bodyBytes: number): Promise<ServerProcess> {
+  const port = await freePort();
+  const server = spawnServer({
+    name: "ceiling",
+    args: ["--import", "tsx", "bench/ceiling.ts", String(port), String(bodyBytes)],
+    cwd: REPO_ROOT,
+    env: process.env,
+    port,
+  });
+  servers.push(server);
+  await waitUntilReady(server, "/");
+  const probe = await httpRequest(`${server.baseUrl}/`);
+  if (probe.body.length !== bodyBytes) {
+    throw new Error(`the ceiling answered ${probe.body.length} bytes instead of ${bodyBytes}`);
+  }
+  return server;
+}
+
+interface Measured {
+  readonly rounds: RoundFigures[];
+  readonly median: MedianFigures;
+  readonly problems: string[];
+}
+
+interface ScenarioReport {
+  readonly name: string;
+  readonly method: string;
+  readonly path: string;
+  readonly bodyBytes: number;
+  readonly minRatio: number;
+  readonly ceiling: Measured;
+  readonly tessera: Measured;
+  readonly ratio: number;
+  readonly pass: boolean;
+}
+
+interface Target {
+  readonly label: string;
+  readonly url: string;
+  readonly request: LoadRequest;
+  readonly rounds: RoundFigures[];
+}
+
+async function runScenario(
+  scenario: Scenario,
+  tessera: ServerProcess,
+  managementKey: string,
+  settings: Settings,
+): Promise<ScenarioReport> {
+  const request = await scenario.prepare({ baseUrl: tessera.baseUrl, managementKey });
+  const url = tessera.baseUrl + request.path;
+  const probe = await httpRequest(url, request);
+  if (probe.status !== request.expectedStatus) {
+    throw new Error(
+      `${scenario.name} answered HTTP ${probe.status}, expected ${request.expectedStatus}: ${probe.body.toString("utf8")}`,
+    );
+  }
+  const bodyBytes = probe.body.length;
+
+  const ceiling = await startCeiling(bodyBytes);
+  try {
+    // The same request headers go to both servers, so only the work behind the route differs.
+    const targets: Target[] = [
+      {
+        label: "ceiling",
+        url: `${ceiling.baseUrl}/`,
+        request: { method: "GET", path: "/", headers: request.headers, expectedStatus: 200 },
+        rounds: [],
+      },
+      { label: "Tessera", url, request, rounds: [] },
+    ];
+    const load = (durationS: number): LoadSettings => ({
+      connections: settings.connections,
+      pipelining: PIPELINING,
+      durationS,
+    });
+    if (settings.warmupS > 0) {
+      for (const target of targets) {
+        progress(`${scenario.name}: warming up ${target.label} for ${settings.warmupS} s`);
+        await runLoad(target.url, target.request, load(settings.warmupS));
+      }
+    }
+    // Alternating spreads the machine's background noise over both servers instead of penalising whichever ran
+    // while a neighbour was busy.
+    for (let round = 1; round <= settings.rounds; round++) {
+      for (const target of targets) {
+        assertAlive(tessera, ceiling);
+        const figures = await runLoad(target.url, target.request, load(settings.durationS));
+        target.rounds.push(figures);
+        progress(
+          `${scenario.name}: round ${round}/${settings.rounds} ${target.label}: ${figures.reqPerSec.toFixed(0)} req/s, ` +
+            `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms`,
+        );
+      }
+    }
+    const [ceilingTarget, tesseraTarget] = targets as [Target, Target];
+    const ceilingFigures = summarize(ceilingTarget);
+    const tesseraFigures = summarize(tesseraTarget);
+    const ratio = tesseraFigures.median.reqPerSec / ceilingFigures.median.reqPerSec;
+    return {
+      name: scenario.name,
+      method: request.method,
+      path: request.path,
+      bodyBytes,
+      minRatio: scenario.minRatio,
+      ceiling: ceilingFigures,
+      tessera: tesseraFigures,
+      ratio,
+      pass:
+        ceilingFigures.problems.length === 0 &&
+        tesseraFigures.problems.length === 0 &&
+        ratio >= scenario.minRatio,
+    };
+  } finally {
+    await retire(ceiling);
+  }
+}
+
+function summarize(target: Target): Measured {
+  const problems = target.rounds.flatMap((figures, index) =>
+    roundProblems(figures, target.request.expectedStatus).map((problem) => `round ${index + 1}: ${problem}`),
+  );
+  return { rounds: target.rounds, median: medians(target.rounds), problems };
+}
+
+/** A server that died mid-run would otherwise show up only as a wall of connection errors. */
+function assertAlive(...running: ServerProcess[]): void {
+  for (const server of running) {
+    if (!isRunning(server)) {
+      throw new Error(`${server.name} exited during the benchmark:\n${server.output()}`);
+    }
+  }
+}
+
+function progress(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function header(settings: Settings): string {
+  const cpus = os.cpus();
+  return (
+    `Tessera benchmark: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "unknown"}), ` +
+    `${settings.connections} connections, pipelining ${PIPELINING}, ${settings.durationS} s per round ` +
+    `after ${settings.warmupS} s warm-up, median of ${settings.rounds} alternating rounds`
+  );
+}
+
+function table(reports: readonly ScenarioReport[]): string {
+  const head = ["scenario", "req/s (median)", "p50 ms", "p99 ms", "ratio to ceiling", "target", "result"];
+  const body: string[][] = reports.flatMap((report) => {
+    const { ceiling, tessera } = report;
+    const errors = ceiling.problems.length + tessera.problems.length > 0;
+    return [
+      [
+        `ceiling: bare Fastify, ${report.bodyBytes} B JSON`,
+        ...figureCells(ceiling.median),
+        "1.00",
+        "",
+        ceiling.problems.length > 0 ? "errors" : "",
+      ],
+      [
+        report.name,
+        ...figureCells(tessera.median),
+        report.ratio.toFixed(2),
+        `≥ ${report.minRatio.toFixed(2)}`,
+        report.pass ? "pass" : errors ? "FAIL (errors)" : "FAIL",
+      ],
+    ];
+  });
+  const widths = head.map((title, column) =>
+    Math.max(title.length, ...body.map((row) => row[column]?.length ?? 0)),
+  );
+  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ");
+  return [line(head), widths.map((width) => "-".repeat(width)).join("-|-"), ...body.map(line)].join("\n");
+}
+
+function figureCells(figures: MedianFigures): string[] {
+  return [figures.reqPerSec.toFixed(0), figures.p50Ms.toFixed(2), figures.p99Ms.toFixed(2)];
+}
+
+async function main(settings: Settings): Promise<boolean> {
+  tempDir = await mkdtemp(path.join(os.tmpdir(), "tessera-bench-"));
+  // 36 random bytes are 48 base64url characters: above Tessera's minimum key length, and known to this run only.
+  const managementKey = randomBytes(36).toString("base64url");
+  const tessera = await startTessera(tempDir, managementKey);
+
+  const reports: ScenarioReport[] = [];
+  for (const scenario of scenarios) {
+    reports.push(await runScenario(scenario, tessera, managementKey, settings));
+  }
+
+  process.stdout.write(`\n${header(settings)}\n\n${table(reports)}\n`);
+  for (const report of reports) {
+    for (const [label, measured] of [
+      ["ceiling", report.ceiling],
+      ["Tessera", report.tessera],
+    ] as const) {
+      for (const problem of measured.problems) process.stderr.write(`${report.name}, ${label}: ${problem}\n`);
+    }
+  }
+
+  const pass = reports.every((report) => report.pass);
+  const cpus = os.cpus();
+  const results = {
+    date: new Date().toISOString(),
+    node: process.version,
+    platform: `${process.platform} ${os.release()} ${process.arch}`,
+    cpus: { count: cpus.length, model: cpus[0]?.model.trim() },
+    settings: { ...settings, pipelining: PIPELINING },
+    scenarios: reports,
+    pass,
+  };
+  await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`\nFigures per round: ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
+  return pass;
+}
+
+for (const [signal, code] of [
+  ["SIGINT", 130],
+  ["SIGTERM", 143],
+] as const) {
+  // Repeated signals wait for the same cleanup, which is bounded by stopServer's SIGKILL deadline.
+  process.on(signal, () => {
+    progress(`\n${signal}: stopping the servers`);
+    void cleanup().finally(() => process.exit(code));
+  });
+}
+// Last resort for an exit that skipped the awaited cleanup (process.exit elsewhere, a crash): no waiting is
+// possible here, so no grace period either.
+process.on("exit", () => {
+  for (const server of servers) if (isRunning(server)) server.child.kill("SIGKILL");
+  if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
+});
+
+let settings: Settings | undefined;
+try {
+  settings = parseSettings(process.argv.slice(2));
+} catch (error) {
+  process.stderr.write(`bench: ${(error as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (settings === undefined) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+try {
+  process.exitCode = (await main(settings)) ? 0 : 1;
+} catch (error) {
+  // After a signal the servers are being stopped under the run's feet; the resulting errors are expected noise.
+  if (cleaning === undefined) {
+    process.stderr.write(
+      `bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
+  }
+  process.exitCode = 1;
+} finally {
+  await cleanup();
+}
