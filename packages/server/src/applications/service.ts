@@ -8,7 +8,7 @@ import {
 import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
-import { AppError } from "../server/errors.js";
+import { AppError, textProblem } from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import type { Executor } from "../storage/database.js";
 import { applicationStore } from "./store.js";
@@ -158,7 +158,8 @@ export async function insertApplication(db: Executor, input: NewApplication): Pr
 function checkedInput(type: ApplicationType, input: ApplicationInput): ApplicationInput {
   const name = input.name.trim();
   const errors = validateGrant({ type, permissions: input.permissions, rules: input.rules });
-  if (name.length === 0) errors.name = ["must not be blank"];
+  const nameProblem = textProblem(name);
+  if (nameProblem !== undefined) errors.name = [nameProblem];
   if (Object.keys(errors).length > 0) throw AppError.validation(errors);
   return { name, permissions: [...new Set(input.permissions)], rules: normalizeRules(input.rules) };
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { CompiledQuery, type Selectable } from "kysely";
 import type { ApplicationType, Permission } from "../access/permissions.js";
 import type { AccessRule } from "../access/rules.js";
 import type { Executor } from "../storage/database.js";
@@ -33,6 +33,9 @@ export interface ApplicationChanges {
 
 /** Every query is scoped by tenant (DESIGN §5.4) except the key lookup, which is how the tenant is found. */
 export function applicationStore(db: Executor) {
+  // Authentication runs this on every request: compiled once, then only its parameter changes.
+  const byKeyHash = db.selectFrom("applications").selectAll().where("key_hash", "=", "").compile();
+
   return {
     async insert(app: Application, keyHash: string): Promise<void> {
       await db

@@ -10,7 +10,7 @@ import { healthRoutes, type Readiness } from "../health/routes.js";
 import { tenantRoutes } from "../tenants/routes.js";
 import type { TenantService } from "../tenants/service.js";
 import { API_KEY_HEADER, registerAuth } from "./auth.js";
-import { registerErrorHandling } from "./error-handler.js";
+import { registerErrorHandling, sendError } from "./error-handler.js";
 import { AppError } from "./errors.js";
 
 export interface AppDeps {
@@ -32,13 +32,17 @@ export const REDACTED_LOG_PATHS = [
   ...SENSITIVE_FIELDS.map((field) => `*.${field}`),
 ];
 
+/** Room for caller-chosen token ids (up to 400 characters) in a path segment. */
+const MAX_PATH_PARAM_LENGTH = 500;
+
 /** Builds the application without listening, so tests and `main.ts` share exactly the same wiring. */
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger === false ? { logger: false } : { loggerInstance: deps.logger }),
     bodyLimit: deps.bodyLimit,
     // Basis Theory SDKs call `/tokens/` and `/applications/` (wire-format §1).
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
+    frameworkErrors: sendError,
     // Fastify's own drain answer is not problem+json; the hook below gives the same 503 in our format.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -1,4 +1,4 @@
-import type { FastifyError, FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AppError, codeForStatus, toProblem, type FieldErrors } from "./errors.js";
 
 interface ValidationIssue {
@@ -10,14 +10,7 @@ interface ValidationIssue {
 
 /** Renders every failure as problem+json, mapped in this one place (STYLE §6). */
 export function registerErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const appError = toAppError(error, request);
-    if (appError.status >= 500) request.log.error({ err: error }, "request failed");
-    return reply
-      .code(appError.status)
-      .type("application/problem+json")
-      .send(toProblem(appError, pathOf(request)));
-  });
+  app.setErrorHandler(sendError);
 
   app.setNotFoundHandler((request, reply) =>
     reply
@@ -30,6 +23,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
         ),
       ),
   );
+}
+
+/**
+ * Also installed as Fastify's `frameworkErrors` hook: a malformed URL or an over-long path parameter fails
+ * in the router, before the error handler is in place, and would otherwise answer in Fastify's own format.
+ */
+export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const appError = toAppError(error, request);
+  if (appError.status >= 500) request.log.error({ err: error }, "request failed");
+  return reply
+    .code(appError.status)
+    .type("application/problem+json")
+    .send(toProblem(appError, pathOf(request)));
 }
 
 function pathOf(request: FastifyRequest): string {
@@ -55,6 +61,10 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
         );
       case "FST_ERR_CTP_BODY_TOO_LARGE":
         return new AppError("payload-too-large", "The body exceeds the configured size limit.");
+      case "FST_ERR_BAD_URL":
+        return new AppError("malformed-request", "The URL is not validly percent-encoded.");
+      case "FST_ERR_MAX_PARAM_LENGTH":
+        return new AppError("uri-too-long", "A path segment is too long.");
       default:
         return error instanceof SyntaxError
           ? new AppError("malformed-request", "The body is not valid JSON.")

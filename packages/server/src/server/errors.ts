@@ -10,6 +10,7 @@ export type ErrorCode =
   | "not-found"
   | "conflict"
   | "payload-too-large"
+  | "uri-too-long"
   | "unsupported-media-type"
   | "internal"
   | "unavailable";
@@ -22,6 +23,7 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   "not-found": { status: 404, title: "Not found" },
   conflict: { status: 409, title: "Conflict" },
   "payload-too-large": { status: 413, title: "Payload too large" },
+  "uri-too-long": { status: 414, title: "URI too long" },
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
   internal: { status: 500, title: "Internal server error" },
   unavailable: { status: 503, title: "Service unavailable" },
@@ -84,4 +86,14 @@ export function toProblem(error: AppError, instance: string | undefined): Proble
     ...(instance !== undefined && { instance }),
     ...(error.errors !== undefined && { errors: error.errors }),
   };
+}
+
+/**
+ * What is wrong with a free-text field that will be stored as text, if anything. PostgreSQL cannot store
+ * U+0000 in text, and a name that only SQLite could store would make the two stores disagree.
+ */
+export function textProblem(value: string): string | undefined {
+  if (value.trim().length === 0) return "must not be blank";
+  if (value.includes("\u0000")) return "must not contain NUL characters";
+  return undefined;
 }

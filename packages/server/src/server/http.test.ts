@@ -20,6 +20,23 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
     expectProblem(await server.request("PATCH", "/applications"), 404, { code: "not-found" });
   });
 
+  it("answers a malformed percent-encoding and an over-long path segment with problems", async () => {
+    expectProblem(await server.request("GET", "/applications/%zz", { key: null }), 400, {
+      code: "malformed-request",
+      detail: /percent-encoded/,
+    });
+    expectProblem(await server.request("GET", `/applications/${"x".repeat(501)}`, { key: null }), 414, {
+      code: "uri-too-long",
+    });
+  });
+
+  it("refuses a NUL character in a name on every store alike", async () => {
+    const response = await server.request("POST", "/applications", {
+      body: { name: "a\u0000b", type: "private", permissions: ["token:use"] },
+    });
+    expectProblem(response, 400, { errors: { name: ["must not contain NUL characters"] } });
+  });
+
   it("routes a trailing slash like the bare path", async () => {
     const bare = await server.request("GET", "/applications");
     const slash = await server.request("GET", "/applications/");

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, sql } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import type { DatabaseConfig } from "../config.js";
 import type { Database } from "./schema.js";
@@ -37,7 +37,9 @@ function openSqlite(file: string): Store {
   connection.pragma("synchronous = FULL");
   connection.pragma("foreign_keys = ON");
   connection.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<Database>({
+    dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+  });
   return {
     dialect: "sqlite",
     db,
@@ -46,6 +48,29 @@ function openSqlite(file: string): Store {
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 256;
+
+/**
+ * Kysely prepares every query anew; on SQLite that compilation costs more than running a point lookup. The
+ * queries are built from a fixed set of shapes (values are always parameters), so a small cache keyed by SQL
+ * text holds them all. Kysely runs one query at a time on this connection, so a statement is never shared.
+ */
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    prepare(text: string) {
+      let statement = cache.get(text);
+      if (statement === undefined) {
+        statement = connection.prepare(text);
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+        cache.set(text, statement);
+      }
+      return statement;
+    },
+    close: () => connection.close(),
   };
 }
 

@@ -6,7 +6,7 @@ import type { Principal } from "../applications/types.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import type { Keyring } from "../crypto/keyring.js";
-import { AppError } from "../server/errors.js";
+import { AppError, textProblem } from "../server/errors.js";
 import type { Executor, Store } from "../storage/database.js";
 import { tenantStore } from "./store.js";
 import type { Tenant } from "./types.js";
@@ -69,7 +69,8 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
     /** A new tenant's administrator gets every management permission except creating further tenants. */
     async create(principal: Principal, input: { name: string }): Promise<CreatedTenant> {
       const name = input.name.trim();
-      if (name.length === 0) throw AppError.validation({ name: ["must not be blank"] });
+      const problem = textProblem(name);
+      if (problem !== undefined) throw AppError.validation({ name: [problem] });
       return store.transaction((trx) =>
         insertTenant(trx, name, principal.application.id, { includeTenantCreate: false }),
       );
