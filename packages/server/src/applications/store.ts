@@ -58,12 +58,8 @@ export function applicationStore(db: Executor) {
     },
 
     async findByKeyHash(keyHash: string): Promise<Application | undefined> {
-      const row = await db
-        .selectFrom("applications")
-        .selectAll()
-        .where("key_hash", "=", keyHash)
-        .executeTakeFirst();
-      return row && fromRow(row);
+      const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(byKeyHash.sql, [keyHash]));
+      return rows[0] && fromRow(rows[0]);
     },
 
     async findById(tenantId: string, id: string): Promise<Application | undefined> {

@@ -42,7 +42,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: deps.bodyLimit,
     // Basis Theory SDKs call `/tokens/` and `/applications/` (wire-format §1).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
-    frameworkErrors: sendError,
+    frameworkErrors: (error, request, reply) => {
+      void sendError(error, request, reply);
+    },
     // Fastify's own drain answer is not problem+json; the hook below gives the same 503 in our format.
     return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
