@@ -279,6 +279,19 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       );
     });
 
+    it("lists the service's checks together too", async () => {
+      const response = await server.request("POST", "/applications", {
+        body: { name: " ", type: "private", permissions: [], expires_at: "2001-01-01T00:00:00Z" },
+      });
+      expectProblem(response, 400, {
+        errors: {
+          name: ["must not be blank"],
+          permissions: ["permissions or rules must be non-empty"],
+          expires_at: ["must be in the future"],
+        },
+      });
+    });
+
     it("ignores unknown fields instead of storing them", async () => {
       const created = await create({ ...privateApp, create_key: true, colour: "red" });
       expect(created).not.toHaveProperty("colour");

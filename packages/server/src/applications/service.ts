@@ -8,7 +8,7 @@ import {
 import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
-import { AppError, textProblem } from "../server/errors.js";
+import { AppError, textProblem, type FieldErrors } from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import type { Executor } from "../storage/database.js";
 import { applicationStore } from "./store.js";
@@ -55,21 +55,17 @@ export function createApplicationService({ db, clock }: ApplicationServiceDeps) 
     },
 
     async create(principal: Principal, input: CreateApplicationInput): Promise<IssuedApplication> {
-      const checked = checkedInput(input.type, input);
-      assertMayGrant(principal, checked.permissions);
       const now = clock.now();
-      let expiresAt: string | null = null;
-      if (input.expiresAt !== undefined) {
-        const at = new Date(input.expiresAt);
-        if (!(at.getTime() > now.getTime()))
-          throw AppError.validation({ expires_at: ["must be in the future"] });
-        expiresAt = at.toISOString();
-      }
+      const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
+      const checked = checkedInput(input.type, input, {
+        ...(expiresAt !== null && expiresAt <= now && { expires_at: ["must be in the future"] }),
+      });
+      assertMayGrant(principal, checked.permissions);
       return insertApplication(db, {
         tenantId: principal.tenantId,
         createdBy: principal.application.id,
         createdAt: now,
-        expiresAt,
+        expiresAt: expiresAt?.toISOString() ?? null,
         type: input.type,
         ...checked,
       });
@@ -155,9 +151,17 @@ export async function insertApplication(db: Executor, input: NewApplication): Pr
   return { application, key };
 }
 
-function checkedInput(type: ApplicationType, input: ApplicationInput): ApplicationInput {
+/** Every problem at once: the grant's, the name's, and any the caller found (`otherErrors`). */
+function checkedInput(
+  type: ApplicationType,
+  input: ApplicationInput,
+  otherErrors: FieldErrors = {},
+): ApplicationInput {
   const name = input.name.trim();
-  const errors = validateGrant({ type, permissions: input.permissions, rules: input.rules });
+  const errors = {
+    ...validateGrant({ type, permissions: input.permissions, rules: input.rules }),
+    ...otherErrors,
+  };
   const nameProblem = textProblem(name);
   if (nameProblem !== undefined) errors.name = [nameProblem];
   if (Object.keys(errors).length > 0) throw AppError.validation(errors);
