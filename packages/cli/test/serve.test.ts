@@ -142,7 +142,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
-  it("finishes an in-flight request on SIGTERM, then exits 0", async () => {
+  it("finishes an in-flight request on SIGTERM, turns a later one away with a 503 problem, then exits 0", async () => {
     const bootstrapKey = `bootstrap-${randomBytes(16).toString("hex")}`;
     const server = tessera(["serve"], { ...env, TESSERA_BOOTSTRAP_KEY: bootstrapKey }, database.dataDir);
     await waitFor(server, /listening on/);
@@ -155,18 +155,26 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
     const closed = new Promise((r) => socket.once("close", r));
     socket.write(
       `POST /applications HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${bootstrapKey}\r\n` +
-        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n` +
         body.slice(0, 10),
     );
     await new Promise((r) => setTimeout(r, 300));
     server.child.kill("SIGTERM");
     await new Promise((r) => setTimeout(r, 300));
     expect(server.child.exitCode).toBeNull();
-    // write, not end: a client that half-closes early is aborted by Node before its answer is ready.
-    socket.write(body.slice(10));
+    // write, not end: a client that half-closes early is aborted by Node before its answer is ready. A second
+    // request pipelined on the same kept-alive connection arrives while the server drains.
+    socket.write(
+      body.slice(10) + `GET /applications/key HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${bootstrapKey}\r\n\r\n`,
+    );
     await closed;
-    expect(response, server.stderr + server.stdout).toMatch(/^HTTP\/1\.1 201/);
-    expect(response).toContain('"name":"in flight"');
+    const [first, second] = response.split(/(?=HTTP\/1\.1 )/);
+    expect(first, server.stderr + server.stdout).toMatch(/^HTTP\/1\.1 201/);
+    expect(first).toContain('"name":"in flight"');
+    expect(second).toMatch(/^HTTP\/1\.1 503/);
+    expect(second).toMatch(/content-type: application\/problem\+json/i);
+    expect(second).toMatch(/connection: close/i);
+    expect(second).toContain('"type":"urn:tessera:problem:unavailable"');
     expect(await server.exited).toBe(0);
   });
 

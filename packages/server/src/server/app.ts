@@ -64,23 +64,22 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (httpPart === "body" ? bodyAjv : textAjv).compile(schema),
   );
 
+  // Requests still arriving on kept-alive connections during shutdown go elsewhere (a load balancer retries).
+  app.addHook("onRequest", (_request, reply, done) => {
+    if (!draining) return done();
+    void reply.header("connection", "close");
+    done(new AppError("unavailable", "The server is shutting down; retry the request."));
+  });
+
   // JSON only: anything else is a 415 rather than a string handed to a schema expecting an object.
   app.removeContentTypeParser("text/plain");
   // A bodiless POST is not a malformed one whatever it is labelled: basis-theory-js regenerates keys with an
   // empty body typed application/x-www-form-urlencoded (wire-format §1). Without a content type Fastify skips
   // parsing, and a route that needs a body still rejects the missing one in validation.
-  app.addHook("onRequest", (request, reply, done) => {
-    if (draining) {
-      // Requests still arriving on kept-alive connections during shutdown go elsewhere (a load balancer retries).
-      void reply.header("connection", "close");
-      done(new AppError("unavailable", "The server is shutting down; retry the request."));
-      return;
-    }
+  app.addHook("onRequest", (request, _reply, done) => {
     const headers = request.raw.headers;
-    if (
-      headers["content-length"] === "0" ||
-      (headers["content-length"] === undefined && !headers["transfer-encoding"])
-    ) {
+    const length = headers["content-length"];
+    if (length === "0" || (length === undefined && headers["transfer-encoding"] === undefined)) {
       delete headers["content-type"];
     }
     done();
