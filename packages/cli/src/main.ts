@@ -19,6 +19,10 @@ Commands:
   init --regenerate-bootstrap-key     Issue a new key for the bootstrap Application (the old one stops working);
                                       recreates it, or restores its permissions, if it was deleted or stripped
   migrate                             Apply pending migrations and exit
+  keys rotate [--tenant <id>]...      Add a newer data-key version (every tenant, or the ones named); new
+                                      writes use it, reads accept every version
+  keys rewrap [--batch-size <n>]      Re-encrypt tokens sealed under older data keys with the newest one;
+                                      batched, safe while serving, resumable (run it again after a stop)
 
 Options:
   -h, --help                          Show this help
@@ -38,6 +42,8 @@ async function main(argv: string[]): Promise<number> {
       options: {
         help: { type: "boolean", short: "h" },
         "regenerate-bootstrap-key": { type: "boolean" },
+        tenant: { type: "string", multiple: true },
+        "batch-size": { type: "string" },
       },
     });
   } catch (error) {
@@ -45,6 +51,7 @@ async function main(argv: string[]): Promise<number> {
     return EXIT.usage;
   }
   const [command, ...rest] = parsed.positionals;
+  const subcommand = command === "keys" ? rest.shift() : undefined;
   if (parsed.values.help === true || command === undefined) {
     process.stdout.write(HELP);
     return command === undefined && parsed.values.help !== true ? EXIT.usage : EXIT.ok;
@@ -79,6 +86,8 @@ async function main(argv: string[]): Promise<number> {
       process.stderr.write("The store is migrated.\n");
       return EXIT.ok;
     }
+    case "keys":
+      return runKeys(subcommand, parsed.values, config, log);
     default:
       process.stderr.write(`tessera: unknown command '${command}'\nRun 'tessera --help' for usage.\n`);
       return EXIT.usage;
@@ -108,6 +117,49 @@ async function runServe(config: ReturnType<typeof loadConfig>, log: ReturnType<t
     process.on("SIGTERM", stop);
     process.on("SIGINT", stop);
   });
+}
+
+async function runKeys(
+  subcommand: string | undefined,
+  options: { tenant?: string[]; "batch-size"?: string },
+  config: ReturnType<typeof loadConfig>,
+  log: ReturnType<typeof createLogger>,
+): Promise<number> {
+  if (subcommand !== "rotate" && subcommand !== "rewrap") {
+    process.stderr.write(
+      "tessera: use 'tessera keys rotate' or 'tessera keys rewrap'\nRun 'tessera --help' for usage.\n",
+    );
+    return EXIT.usage;
+  }
+  const batchSize = Number(options["batch-size"] ?? "500");
+  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
+    process.stderr.write("tessera: --batch-size must be an integer from 1 to 10000\n");
+    return EXIT.usage;
+  }
+  const vault = await openVault(config, log);
+  try {
+    if (subcommand === "rotate") {
+      for (const { tenantId, version } of await vault.keys.rotate(options.tenant)) {
+        process.stdout.write(`tenant ${tenantId}: data key version ${version}\n`);
+      }
+      process.stderr.write("Rotated. Run 'tessera keys rewrap' to re-encrypt existing tokens.\n");
+    } else {
+      const resealed = await vault.keys.rewrap({ batchSize, onProgress: drawProgress });
+      process.stderr.write(`\nRe-encrypted ${resealed} tokens.\n`);
+    }
+  } finally {
+    await vault.close();
+  }
+  return EXIT.ok;
+}
+
+/** One line per tenant, redrawn in place on a terminal; plain lines otherwise (logs, CI). */
+function drawProgress({ tenantId, done, total }: { tenantId: string; done: number; total: number }): void {
+  const width = 30;
+  const filled = total === 0 ? width : Math.round((done / total) * width);
+  const bar = `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} tokens  tenant ${tenantId}`;
+  if (process.stderr.isTTY) process.stderr.write(`\r${bar}`);
+  else if (done === total || done === 0) process.stderr.write(`${bar}\n`);
 }
 
 function explain(error: unknown): number {

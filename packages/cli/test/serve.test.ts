@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   STORE,
@@ -13,51 +11,7 @@ import {
   type TestDatabase,
 } from "../../server/test/harness.js";
 import { freePort } from "../../server/test/postgres-cluster.js";
-
-const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../bin/tessera.js");
-
-interface Run {
-  readonly child: ChildProcess;
-  stderr: string;
-  stdout: string;
-  readonly exited: Promise<number | null>;
-}
-
-const running = new Set<ChildProcess>();
-
-/** Runs the real `tessera` binary as a user would; every process started here is killed by pid afterwards. */
-function tessera(args: string[], env: Record<string, string>, cwd: string): Run {
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", TESSERA_LOG_LEVEL: "warn", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  running.add(child);
-  const run: Run = {
-    child,
-    stderr: "",
-    stdout: "",
-    exited: new Promise((resolve) => child.once("exit", (code) => resolve(code))),
-  };
-  child.stderr?.on("data", (chunk: Buffer) => (run.stderr += chunk.toString()));
-  child.stdout?.on("data", (chunk: Buffer) => (run.stdout += chunk.toString()));
-  void run.exited.then(() => running.delete(child));
-  return run;
-}
-
-async function waitFor(run: Run, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const match = run.stderr.match(pattern);
-    if (match) return match;
-    if (run.child.exitCode !== null || Date.now() > deadline) {
-      throw new Error(
-        `never saw ${pattern}; exit ${run.child.exitCode}\nstderr:\n${run.stderr}\nstdout:\n${run.stdout}`,
-      );
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { killAll, tessera, waitFor } from "./run-cli.js";
 
 describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
   let database: TestDatabase;
@@ -77,8 +31,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
   });
 
   afterEach(async () => {
-    for (const child of running) child.kill("SIGKILL");
-    running.clear();
+    killAll();
     await database.drop();
   });
 

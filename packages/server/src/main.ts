@@ -1,21 +1,27 @@
 import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { pino, type Logger } from "pino";
-import { startExpirySweeper } from "./applications/expiry.js";
+import { startExpirySweeper } from "./server/expiry-sweeper.js";
 import { createApplicationService, type ApplicationService } from "./applications/service.js";
 import { systemClock, type Clock } from "./clock.js";
 import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
+import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
+import { createTenantKeys } from "./tenants/keys.js";
 import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
+import { createExpressionEngine } from "./tokens/expressions.js";
+import { createTokenService, type TokenService } from "./tokens/service.js";
 
 export interface Vault {
   readonly store: Store;
   readonly applications: ApplicationService;
   readonly tenants: TenantService;
+  readonly tokens: TokenService;
+  readonly keys: KeyRotation;
   close(): Promise<void>;
 }
 
@@ -45,7 +51,14 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     const tenants = createTenantService({ store, keyring, clock });
     await tenants.verifyMasterKey();
     const applications = createApplicationService({ db: store.db, clock });
-    return { store, applications, tenants, close: () => store.close() };
+    const tokens = createTokenService({
+      store,
+      keys: createTenantKeys({ db: store.db, keyring, clock }),
+      expressions: createExpressionEngine(),
+      clock,
+    });
+    const keys = createKeyRotation({ store, keyring, clock });
+    return { store, applications, tenants, tokens, keys, close: () => store.close() };
   } catch (error) {
     await store.close();
     throw error;
@@ -87,6 +100,7 @@ export function buildVaultApp(vault: Vault, config: Config, log: Logger | false)
   return buildApp({
     applications: vault.applications,
     tenants: vault.tenants,
+    tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
     logger: log,
@@ -132,7 +146,11 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
     const created = await bootstrap(vault, config, out);
     app = await buildVaultApp(vault, config, log);
     const url = await app.listen({ host: config.host, port: config.port });
-    const stopSweeper = startExpirySweeper(vault.applications, config.sweepIntervalMs, log);
+    const stopSweeper = startExpirySweeper(
+      { applications: () => vault.applications.sweepExpired(), tokens: () => vault.tokens.sweepExpired() },
+      config.sweepIntervalMs,
+      log,
+    );
     if (created === undefined) {
       out.write(
         `Tessera is listening on ${url}. The management key was shown at first start ` +

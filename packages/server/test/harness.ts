@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { pino } from "pino";
+import { pino, type LevelWithSilent } from "pino";
 import { expect, inject } from "vitest";
 import type { Clock } from "../src/clock.js";
 import { loadConfig } from "../src/config.js";
 import { serve, type RunningServer } from "../src/main.js";
+import { REDACTED_LOG_PATHS } from "../src/server/app.js";
 
 /** Which store this vitest project runs against (vitest.config.ts defines one project per store). */
 export const STORE = process.env.TESSERA_TEST_STORE === "postgres" ? "postgres" : "sqlite";
@@ -97,8 +98,18 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export interface TestServerOptions {
+  /** Receives every log line (one JSON object each); without it the server logs nothing. */
+  readonly logSink?: (line: string) => void;
+  /** Defaults to "trace" with a `logSink`, else "silent". */
+  readonly logLevel?: LevelWithSilent;
+}
+
 /** The real server (`serve` from main.ts) on the store under test, over real HTTP on loopback. */
-export async function startTestServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(
+  env: Record<string, string> = {},
+  options: TestServerOptions = {},
+): Promise<TestServer> {
   const database = await createTestDatabase();
   const bootstrapKey = `test-bootstrap-${randomBytes(24).toString("hex")}`;
   const clock = new ManualClock();
@@ -113,7 +124,7 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       TESSERA_SWEEP_INTERVAL_MS: "200",
       ...env,
     });
-    server = await serve(config, { write: () => true }, { log: pino({ level: "silent" }), clock });
+    server = await serve(config, { write: () => true }, { log: testLogger(options), clock });
   } catch (error) {
     await database.drop();
     throw error;
@@ -130,6 +141,15 @@ export async function startTestServer(env: Record<string, string> = {}): Promise
       await database.drop();
     },
   };
+}
+
+/** The server's own logger settings (`createLogger` in main.ts), writing to the sink if there is one. */
+function testLogger({ logSink, logLevel }: TestServerOptions) {
+  const options = {
+    level: logLevel ?? (logSink === undefined ? "silent" : "trace"),
+    redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" },
+  };
+  return logSink === undefined ? pino(options) : pino(options, { write: (line: string) => logSink(line) });
 }
 
 export async function send(

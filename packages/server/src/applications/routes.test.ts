@@ -487,22 +487,40 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
   });
 
   describe("expiry", () => {
-    it("rejects an expired key at once and the sweeper deletes the Application", async () => {
-      const expiresAt = new Date(server.clock.now().getTime() + 60_000).toISOString();
+    it("rejects an expired key at once, before any sweep", async () => {
+      // A sweeper that never runs during the test: what refuses the key is authentication itself.
+      const unswept = await startTestServer({ TESSERA_SWEEP_INTERVAL_MS: "86400000" });
+      try {
+        const expiresAt = new Date(unswept.clock.now().getTime() + 60_000).toISOString();
+        const response = await unswept.request("POST", "/applications", {
+          body: {
+            name: "temp",
+            type: "management",
+            permissions: ["application:read"],
+            expires_at: expiresAt,
+          },
+        });
+        expect(response.status).toBe(201);
+        const created = response.body;
+        expect(created.expires_at).toBe(expiresAt);
+        expect((await unswept.request("GET", "/applications/key", { key: created.key })).status).toBe(200);
+
+        unswept.clock.advance(61_000);
+        expectProblem(await unswept.request("GET", "/applications/key", { key: created.key }), 401);
+        expect((await unswept.request("GET", `/applications/${created.id}`)).status).toBe(200);
+      } finally {
+        await unswept.close();
+      }
+    });
+
+    it("is deleted by the sweeper once expired", async () => {
       const created = await create({
         name: "temp",
         type: "management",
         permissions: ["application:read"],
-        expires_at: expiresAt,
+        expires_at: new Date(server.clock.now().getTime() + 60_000).toISOString(),
       });
-      expect(created.expires_at).toBe(expiresAt);
-      expect((await server.request("GET", "/applications/key", { key: created.key })).status).toBe(200);
-
       server.clock.advance(61_000);
-      expectProblem(await server.request("GET", "/applications/key", { key: created.key }), 401);
-      // Not yet swept: the row is still there, only authentication refuses it.
-      expect((await server.request("GET", `/applications/${created.id}`)).status).toBe(200);
-
       await expect
         .poll(async () => (await server.request("GET", `/applications/${created.id}`)).status, {
           timeout: 5_000,

@@ -17,6 +17,8 @@ export interface WrappedTenantKey {
 export interface Keyring {
   /** Fresh random keys for a new tenant, wrapped by the master key. */
   newTenantKeys(tenantId: string): WrappedTenantKey[];
+  /** A fresh random key for one purpose at a given version (key rotation). */
+  newKey(tenantId: string, purpose: TenantKeyPurpose, version: number): WrappedTenantKey;
   unwrap(tenantId: string, key: WrappedTenantKey): Buffer;
 }
 
@@ -27,14 +29,15 @@ export function createKeyring(masterKey: Buffer): Keyring {
   const aad = (tenantId: string, purpose: TenantKeyPurpose, version: number) =>
     `tessera:tenant-key:v1:${tenantId}:${purpose}:${version}`;
 
+  const newKey = (tenantId: string, purpose: TenantKeyPurpose, version: number): WrappedTenantKey => ({
+    purpose,
+    version,
+    wrapped: encrypt(master, randomBytes(32), aad(tenantId, purpose, version)).toString("base64"),
+  });
+
   return {
-    newTenantKeys(tenantId) {
-      return TENANT_KEY_PURPOSES.map((purpose) => ({
-        purpose,
-        version: 1,
-        wrapped: encrypt(master, randomBytes(32), aad(tenantId, purpose, 1)).toString("base64"),
-      }));
-    },
+    newTenantKeys: (tenantId) => TENANT_KEY_PURPOSES.map((purpose) => newKey(tenantId, purpose, 1)),
+    newKey,
     unwrap(tenantId, key) {
       return decrypt(master, Buffer.from(key.wrapped, "base64"), aad(tenantId, key.purpose, key.version));
     },

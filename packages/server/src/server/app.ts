@@ -1,21 +1,23 @@
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
-import { Ajv, type Options as AjvOptions } from "ajv";
-import addFormats from "ajv-formats";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
 import { tenantRoutes } from "../tenants/routes.js";
 import type { TenantService } from "../tenants/service.js";
+import { tokenRoutes } from "../tokens/routes.js";
+import type { TokenService } from "../tokens/service.js";
 import { API_KEY_HEADER, registerAuth } from "./auth.js";
 import { registerErrorHandling, sendError } from "./error-handler.js";
 import { AppError } from "./errors.js";
+import { createAjv } from "./validation.js";
 
 export interface AppDeps {
   readonly applications: ApplicationService;
   readonly tenants: TenantService;
+  readonly tokens: TokenService;
   readonly readiness: Readiness;
   readonly bodyLimit: number;
   /** `false` for silence (tests). */
@@ -55,11 +57,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
 
-  // Bodies are validated strictly (a string is not a number); query strings and paths arrive as text, so
-  // they are coerced, and a single `?id=` becomes an array.
-  const common: AjvOptions = { allErrors: true, strict: false, useDefaults: true, removeAdditional: false };
-  const bodyAjv = addFormats.default(new Ajv({ ...common, coerceTypes: false }));
-  const textAjv = addFormats.default(new Ajv({ ...common, coerceTypes: "array" }));
+  const bodyAjv = createAjv("body");
+  const textAjv = createAjv("text");
   app.setValidatorCompiler(({ schema, httpPart }) =>
     (httpPart === "body" ? bodyAjv : textAjv).compile(schema),
   );
@@ -109,6 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     registerAuth(api, deps.applications);
     await api.register(applicationRoutes(deps.applications));
     await api.register(tenantRoutes(deps.tenants));
+    await api.register(tokenRoutes(deps.tokens));
   });
 
   return app;

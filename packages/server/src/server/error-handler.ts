@@ -1,12 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AppError, codeForStatus, toProblem, type FieldErrors } from "./errors.js";
-
-interface ValidationIssue {
-  keyword: string;
-  instancePath: string;
-  message?: string;
-  params: Record<string, unknown>;
-}
+import { AppError, codeForStatus, toProblem } from "./errors.js";
+import { fieldErrors } from "./validation.js";
 
 /** Renders every failure as problem+json, mapped in this one place (STYLE §6). */
 export function registerErrorHandling(app: FastifyInstance): void {
@@ -75,57 +69,4 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
     "internal",
     `An unexpected error occurred. Quote request id ${request.id} to the operator; details are in the server log.`,
   );
-}
-
-/** Ajv issues → `{ "rules[0].priority": ["must be ≥ 1"] }`, keyed by the path the client sent. */
-export function fieldErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldErrors {
-  const errors: FieldErrors = {};
-  for (const issue of issues) {
-    let field = issue.instancePath
-      .split("/")
-      .slice(1)
-      .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
-      .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), "");
-    if (issue.keyword === "required" && typeof issue.params.missingProperty === "string") {
-      field = field ? `${field}.${issue.params.missingProperty}` : issue.params.missingProperty;
-    }
-    const key = field || (context ?? "body");
-    const message = describe(issue);
-    const list = (errors[key] ??= []);
-    if (!list.includes(message)) list.push(message);
-  }
-  return errors;
-}
-
-function describe(issue: ValidationIssue): string {
-  const p = issue.params;
-  switch (issue.keyword) {
-    case "required":
-      return "is required";
-    case "type":
-      return `must be ${article(String(p.type))}`;
-    case "enum":
-      return `must be one of: ${(p.allowedValues as unknown[]).map(String).join(", ")}`;
-    case "minLength":
-      return p.limit === 1 ? "must not be empty" : `must be at least ${String(p.limit)} characters`;
-    case "maxLength":
-      return `must be at most ${String(p.limit)} characters`;
-    case "minimum":
-      return `must be at least ${String(p.limit)}`;
-    case "maximum":
-      return `must be at most ${String(p.limit)}`;
-    case "minItems":
-      return `must have at least ${String(p.limit)} items`;
-    case "maxItems":
-      return `must have at most ${String(p.limit)} items`;
-    case "format":
-      return `must be a valid ${String(p.format)}`;
-    default:
-      return issue.message ?? "is invalid";
-  }
-}
-
-function article(type: string): string {
-  const name = type.replace(/,/g, " or ");
-  return /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
 import type { Principal } from "../applications/types.js";
 import type { TenantService } from "../tenants/service.js";
+import type { TokenService } from "../tokens/service.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
 import { buildApp } from "./app.js";
 
@@ -111,6 +112,13 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
     expect(operations.sort()).toEqual(
       [
         "DELETE /applications/{id}",
+        "DELETE /tokens/{id}",
+        "GET /tokens",
+        "GET /tokens/{id}",
+        "PATCH /tokens/{id}",
+        "POST /detokenize",
+        "POST /tokenize",
+        "POST /tokens",
         "GET /applications",
         "GET /applications/key",
         "GET /applications/{id}",
@@ -146,6 +154,7 @@ describe("an unexpected failure", () => {
     const app = await buildApp({
       applications,
       tenants: {} as TenantService,
+      tokens: {} as TokenService,
       readiness: { check: () => Promise.reject(new Error("down")) },
       bodyLimit: 1024,
       logger: false,

@@ -95,3 +95,10 @@ function openPostgres(url: string, poolSize: number): Store {
     close: () => db.destroy(),
   };
 }
+
+/** True when `error` is a unique or primary-key violation on either engine; callers turn it into a 409. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== "object" || error === null) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}

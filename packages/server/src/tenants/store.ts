@@ -48,6 +48,33 @@ export function tenantStore(db: Executor) {
       );
     },
 
+    async ids(): Promise<string[]> {
+      const rows = await db.selectFrom("tenants").select("id").orderBy("created_at").execute();
+      return rows.map((r) => r.id);
+    },
+
+    async addKey(tenantId: string, key: WrappedTenantKey, createdAt: string): Promise<void> {
+      await db
+        .insertInto("tenant_keys")
+        .values({
+          tenant_id: tenantId,
+          purpose: key.purpose,
+          version: key.version,
+          wrapped_key: key.wrapped,
+          created_at: createdAt,
+        })
+        .execute();
+    },
+
+    async keys(tenantId: string): Promise<WrappedTenantKey[]> {
+      const rows = await db.selectFrom("tenant_keys").selectAll().where("tenant_id", "=", tenantId).execute();
+      return rows.map((row) => ({
+        purpose: row.purpose as TenantKeyPurpose,
+        version: row.version,
+        wrapped: row.wrapped_key,
+      }));
+    },
+
     async getMeta(key: string): Promise<string | undefined> {
       const row = await db
         .selectFrom("tessera_meta")

@@ -1,0 +1,143 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { containerCovers, decide, effectiveRules, mayWriteInto, type Grantee } from "./decide.js";
+import { TOKEN_PERMISSIONS, type Permission } from "./permissions.js";
+import { TRANSFORMS, type AccessRule } from "./rules.js";
+
+const rule = (
+  priority: number,
+  container: string,
+  transform: AccessRule["transform"],
+  ...permissions: Permission[]
+) => ({ priority, container, transform, permissions }) as AccessRule;
+
+describe("containerCovers", () => {
+  it.each([
+    ["/pci/", "/pci/", true],
+    ["/pci/", "/pci/high/", true],
+    ["/pci/", "/pcix/", false],
+    ["/pci/high/", "/pci/", false],
+    ["/", "/anything/at/all/", true],
+    ["/pci/high/", "/pci/higher/", false],
+  ])("%s covers %s: %s", (rule, token, covers) => {
+    expect(containerCovers(rule, token)).toBe(covers);
+  });
+});
+
+describe("decide", () => {
+  const backend: Grantee = {
+    permissions: [],
+    rules: [
+      rule(3, "/", "redact", "token:read"),
+      rule(1, "/pci/high/", "reveal", "token:read"),
+      rule(2, "/pci/", "mask", "token:read", "token:search"),
+    ],
+  };
+
+  it.each<[Permission, string[], string | undefined]>([
+    ["token:read", ["/pci/high/"], "reveal"],
+    ["token:read", ["/pci/high/deeper/"], "reveal"],
+    ["token:read", ["/pci/low/"], "mask"],
+    ["token:read", ["/pcix/"], "redact"],
+    ["token:search", ["/pci/high/"], "mask"],
+    ["token:search", ["/pii/"], undefined],
+    ["token:use", ["/pci/high/"], undefined],
+    ["token:read", ["/pii/", "/pci/high/"], "reveal"],
+  ])("%s on %j → %s", (permission, containers, transform) => {
+    expect(decide(backend, permission as never, containers)?.transform).toBe(transform);
+  });
+
+  it("passes over a covering rule that lacks the permission", () => {
+    const grantee: Grantee = {
+      permissions: [],
+      rules: [rule(1, "/pci/", "reveal", "token:create"), rule(2, "/", "mask", "token:read")],
+    };
+    expect(decide(grantee, "token:read", ["/pci/"])).toMatchObject({
+      transform: "mask",
+      rule: { priority: 2 },
+    });
+  });
+
+  it("gives top-level permissions implicit rules over every container, after the explicit ones", () => {
+    const grantee: Grantee = {
+      permissions: ["token:read", "token:use", "application:read"],
+      rules: [rule(5, "/pci/", "redact", "token:read")],
+    };
+    expect(effectiveRules(grantee).map((r) => [r.container, r.transform, r.permissions])).toEqual([
+      ["/pci/", "redact", ["token:read"]],
+      ["/", "mask", ["token:read"]],
+      ["/", "reveal", ["token:use"]],
+    ]);
+    expect(decide(grantee, "token:read", ["/pci/x/"])?.transform).toBe("redact");
+    expect(decide(grantee, "token:read", ["/pii/"])?.transform).toBe("mask");
+    expect(decide(grantee, "token:use", ["/pii/"])?.transform).toBe("reveal");
+  });
+
+  it("ignores rules without a container (session conditions)", () => {
+    const grantee: Grantee = {
+      permissions: [],
+      rules: [
+        {
+          priority: 1,
+          conditions: [{ attribute: "id", operator: "equals", value: "x" }],
+          transform: "reveal",
+          permissions: ["token:read"],
+        },
+      ],
+    };
+    expect(decide(grantee, "token:read", ["/"])).toBeUndefined();
+  });
+
+  it("requires a write permission on every container", () => {
+    const grantee: Grantee = { permissions: [], rules: [rule(1, "/pci/", "mask", "token:create")] };
+    expect(mayWriteInto(grantee, "token:create", ["/pci/a/", "/pci/b/"])).toBe(true);
+    expect(mayWriteInto(grantee, "token:create", ["/pci/a/", "/pii/"])).toBe(false);
+    expect(mayWriteInto(grantee, "token:update", ["/pci/a/"])).toBe(false);
+  });
+
+  const segment = fc.constantFrom("pci", "pcix", "pii", "high", "low", "a");
+  const container = fc
+    .array(segment, { maxLength: 3 })
+    .map((parts) => `/${parts.map((p) => `${p}/`).join("")}`);
+  const anyRule = fc.record({
+    priority: fc.integer({ min: 1, max: 50 }),
+    container,
+    transform: fc.constantFrom(...TRANSFORMS),
+    permissions: fc.subarray([...TOKEN_PERMISSIONS], { minLength: 1 }),
+  });
+  const grantee = fc.record({
+    permissions: fc.subarray<Permission>([...TOKEN_PERMISSIONS]),
+    rules: fc.uniqueArray(anyRule, { selector: (r) => r.priority, maxLength: 6 }),
+  });
+
+  it("agrees with a brute-force reading of the precedence rules", () => {
+    fc.assert(
+      fc.property(
+        grantee,
+        fc.constantFrom(...TOKEN_PERMISSIONS),
+        fc.array(container, { minLength: 1, maxLength: 3 }),
+        (g, p, cs) => {
+          const candidates = [
+            ...g.rules.map((r) => ({ r, rank: r.priority })),
+            ...g.permissions.map((perm, i) => ({
+              r: rule(0, "/", perm === "token:use" ? "reveal" : "mask", perm),
+              rank: 1000 + i,
+            })),
+          ]
+            .filter(({ r }) => r.permissions.includes(p) && cs.some((c) => c.startsWith(r.container!)))
+            .sort((a, b) => a.rank - b.rank);
+          expect(decide(g, p, cs)?.transform).toBe(candidates[0]?.r.transform);
+        },
+      ),
+    );
+  });
+
+  it("never grants access through a rule for a sibling container with a shared prefix", () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-z]{1,6}$/), fc.stringMatching(/^[a-z]{1,6}$/), (a, suffix) => {
+        const g: Grantee = { permissions: [], rules: [rule(1, `/${a}/`, "reveal", "token:read")] };
+        expect(decide(g, "token:read", [`/${a}${suffix}/`])).toBeUndefined();
+      }),
+    );
+  });
+});

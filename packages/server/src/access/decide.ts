@@ -1,0 +1,78 @@
+import { isTokenPermission, type Permission, type TokenPermission } from "./permissions.js";
+import type { AccessRule, Transform } from "./rules.js";
+
+export interface Grantee {
+  readonly permissions: readonly Permission[];
+  readonly rules: readonly AccessRule[];
+}
+
+export interface Decision {
+  readonly transform: Transform;
+  /** The rule that decided; implicit rules (from top-level permissions) have no description of their own. */
+  readonly rule: AccessRule;
+}
+
+/** The whole tree: implicit rules from top-level permissions cover every container. */
+const ROOT = "/";
+
+// After Basis Theory (wire-format §4.6): a permission held outside any rule applies everywhere, shown masked,
+// except token:use, which exists to hand real values to reactors.
+const IMPLICIT_TRANSFORM: Record<TokenPermission, Transform> = {
+  "token:create": "mask",
+  "token:update": "mask",
+  "token:read": "mask",
+  "token:search": "mask",
+  "token:delete": "mask",
+  "token:use": "reveal",
+};
+
+/**
+ * The rules in the order they are tried: explicit rules by ascending priority, then one implicit rule per
+ * top-level token permission over all containers, so explicit rules always take precedence.
+ */
+export function effectiveRules(grantee: Grantee): AccessRule[] {
+  const explicit = [...grantee.rules].sort((a, b) => a.priority - b.priority);
+  const last = explicit.at(-1)?.priority ?? 0;
+  const implicit = grantee.permissions.filter(isTokenPermission).map((permission, i): AccessRule => ({
+    priority: last + 1 + i,
+    container: ROOT,
+    transform: IMPLICIT_TRANSFORM[permission],
+    permissions: [permission],
+  }));
+  return [...explicit, ...implicit];
+}
+
+/**
+ * A rule's container covers itself and its sub-containers. Both are normalized paths ending in `/`, so a plain
+ * prefix test is exact on segment boundaries: `/pci/` covers `/pci/high/` but never `/pcix/`.
+ */
+export function containerCovers(ruleContainer: string, tokenContainer: string): boolean {
+  return tokenContainer.startsWith(ruleContainer);
+}
+
+/**
+ * Which rule lets the grantee exercise `permission` on a token in `containers`: the first rule, in precedence
+ * order, that holds the permission and covers one of the containers. A rule that covers the token but lacks the
+ * permission is passed over, not final. Undefined means no access at all.
+ */
+export function decide(
+  grantee: Grantee,
+  permission: TokenPermission,
+  containers: readonly string[],
+): Decision | undefined {
+  for (const rule of effectiveRules(grantee)) {
+    const container = rule.container;
+    if (container === undefined || !rule.permissions.includes(permission)) continue;
+    if (containers.some((c) => containerCovers(container, c))) return { transform: rule.transform, rule };
+  }
+  return undefined;
+}
+
+/** Writing a token requires the permission on every container it is put in, not just one of them. */
+export function mayWriteInto(
+  grantee: Grantee,
+  permission: "token:create" | "token:update",
+  containers: readonly string[],
+): boolean {
+  return containers.every((c) => decide(grantee, permission, [c]) !== undefined);
+}

@@ -1,0 +1,98 @@
+import type { Clock } from "../clock.js";
+import type { Keyring } from "../crypto/keyring.js";
+import type { Store } from "../storage/database.js";
+import { createTenantKeys } from "../tenants/keys.js";
+import { tenantStore } from "../tenants/store.js";
+import { openBytes, sealBytes } from "../tokens/sealing.js";
+import { tokenStore } from "../tokens/store.js";
+
+export interface RewrapProgress {
+  readonly tenantId: string;
+  readonly done: number;
+  readonly total: number;
+}
+
+/**
+ * Data-key rotation (DESIGN §5.6). `rotate` adds a newer data-key version, which new writes use from then on
+ * (within the key cache's lifetime on every instance); reads accept every version. `rewrap` re-encrypts old
+ * tokens under the newest version in small transactions, so it runs beside live traffic and can be stopped and
+ * restarted at any point: what is left to do is always just "tokens sealed under an older version".
+ */
+export function createKeyRotation({
+  store,
+  keyring,
+  clock,
+}: {
+  store: Store;
+  keyring: Keyring;
+  clock: Clock;
+}) {
+  const keys = createTenantKeys({ db: store.db, keyring, clock, ttlMs: 0 });
+
+  return {
+    async rotate(tenantIds?: readonly string[]): Promise<{ tenantId: string; version: number }[]> {
+      const targets = tenantIds ?? (await tenantStore(store.db).ids());
+      const rotated = [];
+      for (const tenantId of targets) {
+        const version = await store.transaction(
+          async (trx) => {
+            const current = Math.max(
+              0,
+              ...(await tenantStore(trx).keys(tenantId))
+                .filter((k) => k.purpose === "data")
+                .map((k) => k.version),
+            );
+            if (current === 0) throw new Error(`tenant ${tenantId} does not exist`);
+            await tenantStore(trx).addKey(
+              tenantId,
+              keyring.newKey(tenantId, "data", current + 1),
+              clock.now().toISOString(),
+            );
+            return current + 1;
+          },
+          { lock: `tessera:keys:${tenantId}` },
+        );
+        rotated.push({ tenantId, version });
+      }
+      return rotated;
+    },
+
+    async rewrap(options: {
+      batchSize: number;
+      onProgress?: (progress: RewrapProgress) => void;
+    }): Promise<number> {
+      let resealed = 0;
+      for (const tenantId of await tenantStore(store.db).ids()) {
+        const target = await keys.current(tenantId, "data");
+        const total = await tokenStore(store.db).countSealedBefore(tenantId, target.version);
+        let done = 0;
+        options.onProgress?.({ tenantId, done, total });
+        for (;;) {
+          const batch = await tokenStore(store.db).listSealedBefore(
+            tenantId,
+            target.version,
+            options.batchSize,
+          );
+          if (batch.length === 0) break;
+          const resealings = await Promise.all(
+            batch.map(async ({ record, sealed }) => {
+              const old = await keys.version(tenantId, "data", sealed.keyVersion);
+              const plaintext = openBytes(old, tenantId, record.id, sealed);
+              return { id: record.id, from: sealed, to: sealBytes(target, tenantId, record.id, plaintext) };
+            }),
+          );
+          await store.transaction(async (trx) => {
+            for (const { id, from, to } of resealings) {
+              if (await tokenStore(trx).reseal(tenantId, id, from, to)) resealed += 1;
+            }
+          });
+          done = Math.min(total, done + batch.length);
+          options.onProgress?.({ tenantId, done, total });
+        }
+      }
+      return resealed;
+    },
+  };
+}
+
+export type KeyRotation = ReturnType<typeof createKeyRotation>;

@@ -1,0 +1,202 @@
+import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { principalOf } from "../server/auth.js";
+import { AppError } from "../server/errors.js";
+import { pageRequest } from "../server/pagination.js";
+import { responses } from "../server/problem-schema.js";
+import { createValidator } from "../server/validation.js";
+import { presentToken } from "./present.js";
+import {
+  CreateTokenBody,
+  ListTokensQuery,
+  PatchTokenBody,
+  TokenIdParams,
+  TokenPage,
+  TokenSchema,
+} from "./schemas.js";
+import type { CreateTokenInput, TokenService } from "./service.js";
+
+const tags = ["Tokens"];
+const MERGE_PATCH = "application/merge-patch+json";
+const AnyJson = Type.Unknown({ description: "Any JSON value." });
+
+function toCreateInput(body: CreateTokenBody): CreateTokenInput {
+  return {
+    data: body.data,
+    ...(body.id !== undefined && { id: body.id }),
+    ...(body.type !== undefined && { type: body.type }),
+    ...(body.metadata !== undefined && { metadata: body.metadata }),
+    ...(body.search_indexes !== undefined && { searchIndexes: body.search_indexes }),
+    ...(body.fingerprint_expression !== undefined && { fingerprintExpression: body.fingerprint_expression }),
+    ...(body.mask !== undefined && { mask: body.mask }),
+    ...(body.deduplicate_token !== undefined && { deduplicateToken: body.deduplicate_token }),
+    ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
+    ...(body.containers !== undefined && { containers: body.containers }),
+  };
+}
+
+const validateNestedCreate = createValidator<CreateTokenBody>(CreateTokenBody);
+
+/** Each token request inside a tokenize body passes the same schema as `POST /tokens`. */
+function parseNestedCreate(node: unknown, at: string): CreateTokenInput {
+  const result = validateNestedCreate(node, at);
+  if ("errors" in result) throw AppError.validation(result.errors);
+  return toCreateInput(result.value);
+}
+
+export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
+  return async (app) => {
+    app.addContentTypeParser(MERGE_PATCH, { parseAs: "string" }, app.getDefaultJsonParser("error", "error"));
+
+    app.post(
+      "/tokens",
+      {
+        config: { permission: "token:create" },
+        schema: {
+          tags,
+          summary: "Create a token",
+          body: CreateTokenBody,
+          response: responses({ 201: TokenSchema }),
+        },
+      },
+      async (request, reply) => {
+        const view = await service.create(principalOf(request), toCreateInput(request.body));
+        return reply.code(201).send(presentToken(view));
+      },
+    );
+
+    app.get(
+      "/tokens",
+      {
+        config: { permission: "token:read" },
+        schema: {
+          tags,
+          summary: "List tokens",
+          querystring: ListTokensQuery,
+          response: responses({ 200: TokenPage }),
+        },
+      },
+      async (request) => {
+        const metadata = Object.entries(request.query as Record<string, unknown>)
+          .filter(([key]) => key.startsWith("metadata."))
+          .flatMap(([key, value]) =>
+            (Array.isArray(value) ? value : [value]).map(
+              (v) => [key.slice("metadata.".length), String(v)] as const,
+            ),
+          );
+        if (metadata.some(([key]) => key === "")) {
+          throw AppError.validation({ metadata: ["metadata filters are written metadata.<key>=<value>"] });
+        }
+        const page = await service.list(
+          principalOf(request),
+          {
+            ids: request.query.id ?? [],
+            metadata,
+            ...(request.query.type !== undefined && { type: request.query.type }),
+          },
+          pageRequest(request.query),
+        );
+        return { ...page, data: page.data.map(presentToken) };
+      },
+    );
+
+    app.get(
+      "/tokens/:id",
+      {
+        config: { permission: "token:read" },
+        schema: {
+          tags,
+          summary: "Get a token",
+          params: TokenIdParams,
+          response: responses({ 200: TokenSchema }),
+        },
+      },
+      async (request) => presentToken(await service.get(principalOf(request), request.params.id)),
+    );
+
+    app.patch(
+      "/tokens/:id",
+      {
+        config: { permission: "token:update" },
+        schema: {
+          tags,
+          summary: "Update a token (JSON merge patch)",
+          description:
+            "Content-Type must be application/merge-patch+json; data, metadata and mask are merged.",
+          params: TokenIdParams,
+          body: PatchTokenBody,
+          response: responses({ 200: TokenSchema }),
+        },
+        preValidation: async (request) => {
+          if (request.headers["content-type"]?.split(";", 1)[0]?.trim().toLowerCase() !== MERGE_PATCH) {
+            throw new AppError("unsupported-media-type", `Send the patch as ${MERGE_PATCH} (RFC 7386).`);
+          }
+        },
+      },
+      async (request) => {
+        const { body } = request;
+        const view = await service.update(principalOf(request), request.params.id, {
+          ...(body.data !== undefined && { data: body.data }),
+          ...(body.metadata !== undefined && { metadata: body.metadata }),
+          ...(body.search_indexes !== undefined && { searchIndexes: body.search_indexes }),
+          ...(body.fingerprint_expression !== undefined && {
+            fingerprintExpression: body.fingerprint_expression,
+          }),
+          ...(body.mask !== undefined && { mask: body.mask }),
+          ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
+          ...(body.containers !== undefined && { containers: body.containers }),
+        });
+        return presentToken(view);
+      },
+    );
+
+    app.delete(
+      "/tokens/:id",
+      {
+        config: { permission: "token:delete" },
+        schema: {
+          tags,
+          summary: "Delete a token",
+          params: TokenIdParams,
+          response: responses({ 204: Type.Null({ description: "Deleted." }) }),
+        },
+      },
+      async (request, reply) => {
+        await service.delete(principalOf(request), request.params.id);
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      "/tokenize",
+      {
+        config: { permission: "token:create" },
+        schema: {
+          tags,
+          summary: "Tokenize many values at once, keeping the request's shape",
+          body: AnyJson,
+          response: responses({ 200: AnyJson }),
+        },
+      },
+      async (request) =>
+        service.tokenize(principalOf(request), request.body, {
+          parse: parseNestedCreate,
+          present: presentToken,
+        }),
+    );
+
+    app.post(
+      "/detokenize",
+      {
+        config: { permission: "token:read" },
+        schema: {
+          tags,
+          summary: "Replace {{ <token id> }} expressions with the data the caller may read",
+          body: AnyJson,
+          response: responses({ 200: AnyJson }),
+        },
+      },
+      async (request) => service.detokenize(principalOf(request), request.body),
+    );
+  };
+}

@@ -1,0 +1,121 @@
+import { Type, type Static } from "typebox";
+import { PageParams, PageOf } from "../server/pagination.js";
+import { StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import { TOKEN_TYPES } from "./token-types.js";
+
+export const MAX_EXPRESSION_LENGTH = 4096;
+export const MAX_CONTAINERS = 20;
+export const MAX_SEARCH_INDEXES = 20;
+export const MAX_METADATA_ENTRIES = 50;
+
+const Expression = Type.String({ minLength: 1, maxLength: MAX_EXPRESSION_LENGTH });
+const TokenType = StringEnum(TOKEN_TYPES);
+const Metadata = Type.Record(
+  Type.String({ minLength: 1, maxLength: 128 }),
+  Type.String({ maxLength: 1024 }),
+  {
+    maxProperties: MAX_METADATA_ENTRIES,
+    description: "Non-sensitive string pairs; searchable, never encrypted.",
+  },
+);
+const Containers = Type.Array(Type.String({ minLength: 1, maxLength: 400 }), { maxItems: MAX_CONTAINERS });
+const SearchIndexes = Type.Array(Expression, { maxItems: MAX_SEARCH_INDEXES });
+/** One expression, or one per field of complex data (`{ "number": "{{ data.number | last4 }}" }`). */
+const Mask = Type.Unsafe<string | Record<string, string>>({
+  type: ["string", "object"],
+  maxLength: MAX_EXPRESSION_LENGTH,
+  additionalProperties: { type: "string", maxLength: MAX_EXPRESSION_LENGTH },
+  maxProperties: 20,
+});
+const AnyJson = Type.Unknown({ description: "Any JSON value." });
+
+export const CreateTokenBody = Type.Object({
+  id: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_EXPRESSION_LENGTH,
+      description: "3–400 characters, or an alias expression.",
+    }),
+  ),
+  type: Type.Optional(TokenType),
+  data: AnyJson,
+  metadata: Type.Optional(Metadata),
+  search_indexes: Type.Optional(SearchIndexes),
+  fingerprint_expression: Type.Optional(Expression),
+  mask: Type.Optional(Mask),
+  deduplicate_token: Type.Optional(Type.Boolean()),
+  expires_at: Type.Optional(Type.String({ format: "date-time" })),
+  containers: Type.Optional(Containers),
+});
+export type CreateTokenBody = Static<typeof CreateTokenBody>;
+
+function nullable<T>(schema: Record<string, unknown>, type: string | string[]) {
+  return Type.Unsafe<T | null>({ ...schema, type: [...(Array.isArray(type) ? type : [type]), "null"] });
+}
+
+/** RFC 7386: a member set to null is removed (metadata keys, mask fields, expires_at). */
+export const PatchTokenBody = Type.Object({
+  data: Type.Optional(AnyJson),
+  metadata: Type.Optional(
+    nullable<Record<string, string | null>>(
+      {
+        additionalProperties: { type: ["string", "null"], maxLength: 1024 },
+        maxProperties: MAX_METADATA_ENTRIES,
+      },
+      "object",
+    ),
+  ),
+  search_indexes: Type.Optional(
+    nullable<string[]>({ items: Expression, maxItems: MAX_SEARCH_INDEXES }, "array"),
+  ),
+  fingerprint_expression: Type.Optional(
+    nullable<string>({ minLength: 1, maxLength: MAX_EXPRESSION_LENGTH }, "string"),
+  ),
+  mask: Type.Optional(
+    nullable<string | Record<string, string | null>>(
+      {
+        maxLength: MAX_EXPRESSION_LENGTH,
+        additionalProperties: { type: ["string", "null"], maxLength: MAX_EXPRESSION_LENGTH },
+        maxProperties: 20,
+      },
+      ["string", "object"],
+    ),
+  ),
+  deduplicate_token: Type.Optional(Type.Boolean()),
+  expires_at: Type.Optional(nullable<string>({ format: "date-time" }, "string")),
+  containers: Type.Optional(Containers),
+});
+export type PatchTokenBody = Static<typeof PatchTokenBody>;
+
+export const TokenSchema = Type.Object({
+  id: Type.String(),
+  type: TokenType,
+  tenant_id: Uuid,
+  data: Type.Optional(AnyJson),
+  mask: Type.Optional(AnyJson),
+  // Optional because a deduplicated token the caller may not read shows only its identity (wire-format §4.3).
+  metadata: Type.Optional(Type.Record(Type.String(), Type.String())),
+  fingerprint: Type.Optional(Type.String()),
+  fingerprint_expression: Type.Optional(Type.String()),
+  search_indexes: Type.Optional(Type.Array(Type.String())),
+  containers: Type.Array(Type.String()),
+  expires_at: Type.Optional(Timestamp),
+  created_by: Type.Optional(Uuid),
+  created_at: Type.Optional(Timestamp),
+  modified_by: Type.Optional(Uuid),
+  modified_at: Type.Optional(Timestamp),
+  _extras: Type.Optional(Type.Object({ deduplicated: Type.Boolean() })),
+});
+
+export const TokenIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 400 }) });
+
+export const ListTokensQuery = Type.Object(
+  {
+    id: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 400 }), { maxItems: 100 })),
+    type: Type.Optional(TokenType),
+    ...PageParams,
+  },
+  { description: "Also `metadata.<key>=<value>` pairs (exact, case-insensitive)." },
+);
+
+export const TokenPage = PageOf(TokenSchema);

@@ -1,0 +1,576 @@
+import { decide, effectiveRules, mayWriteInto, type Decision } from "../access/decide.js";
+import type { TokenPermission } from "../access/permissions.js";
+import { containerProblem, normalizeContainer } from "../access/rules.js";
+import type { Principal } from "../applications/types.js";
+import type { Clock } from "../clock.js";
+import { blindIndex, fingerprintOf, foldCase } from "../crypto/blind-index.js";
+import { uuidv7 } from "../crypto/uuid-v7.js";
+import { isPlainObject, mergePatch } from "../json/merge-patch.js";
+import { AppError, type FieldErrors } from "../server/errors.js";
+import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import { isUniqueViolation, type Executor, type Store } from "../storage/database.js";
+import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
+import { ExpressionError, type ExpressionEngine } from "./expressions.js";
+import { openData, sealData } from "./sealing.js";
+import { tokenStore, type StoredToken } from "./store.js";
+import { tokenTypeSpec, validateTokenData, type TokenType } from "./token-types.js";
+import type { MaskExpression, Token, TokenIndexRows, TokenRecord } from "./types.js";
+
+/** Serialized token data above this is refused: a vault holds secrets, not documents. */
+export const MAX_DATA_BYTES = 32 * 1024;
+export const MAX_TOKENIZE_ITEMS = 1000;
+export const MAX_DETOKENIZE_TOKENS = 100;
+const ID_LENGTH = { min: 3, max: 400 };
+
+export interface CreateTokenInput {
+  readonly id?: string;
+  readonly type?: TokenType;
+  readonly data: unknown;
+  readonly metadata?: Readonly<Record<string, string>>;
+  readonly searchIndexes?: readonly string[];
+  readonly fingerprintExpression?: string;
+  readonly mask?: MaskExpression;
+  readonly deduplicateToken?: boolean;
+  readonly expiresAt?: string;
+  readonly containers?: readonly string[];
+}
+
+/** RFC 7386 semantics: an absent member is untouched, `null` removes or resets it. */
+export interface PatchTokenInput {
+  readonly data?: unknown;
+  readonly metadata?: Readonly<Record<string, string | null>> | null;
+  readonly searchIndexes?: readonly string[] | null;
+  readonly fingerprintExpression?: string | null;
+  readonly mask?: string | Readonly<Record<string, string | null>> | null;
+  readonly expiresAt?: string | null;
+  readonly containers?: readonly string[];
+}
+
+/** A token as one caller may see it: `shown` is absent when its rule redacts the data. */
+export interface TokenView {
+  readonly record: TokenRecord;
+  readonly shown?: { readonly value: unknown };
+  readonly deduplicated?: boolean;
+  /** A deduplicated token the caller may not read: only id, type, tenant, fingerprint and containers. */
+  readonly identityOnly?: boolean;
+}
+
+export interface TokenServiceDeps {
+  readonly store: Store;
+  readonly keys: TenantKeys;
+  readonly expressions: ExpressionEngine;
+  readonly clock: Clock;
+}
+
+interface WriteKeys {
+  readonly data: VersionedKey;
+  readonly fingerprint: Buffer;
+  readonly index: Buffer;
+}
+
+/** The fields every write recomputes from: the request on create, the patched token on update. */
+interface TokenDraft {
+  readonly type: TokenType;
+  readonly data: unknown;
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly searchIndexes: readonly string[];
+  readonly fingerprintExpression: string;
+  readonly mask: MaskExpression | null;
+  readonly containers: readonly string[];
+  readonly expiresAt: string | null;
+}
+
+interface Derived {
+  readonly fingerprint: string;
+  readonly rows: TokenIndexRows;
+}
+
+export function createTokenService({ store, keys, expressions, clock }: TokenServiceDeps) {
+  const now = () => clock.now().toISOString();
+
+  /**
+   * Keys are resolved before a transaction opens: on SQLite the transaction holds the only connection, so a
+   * key lookup inside it would wait on itself.
+   */
+  async function writeKeys(tenantId: string): Promise<WriteKeys> {
+    const [data, fingerprint, index] = await Promise.all([
+      keys.current(tenantId, "data"),
+      keys.current(tenantId, "fingerprint"),
+      keys.current(tenantId, "index"),
+    ]);
+    return { data, fingerprint: fingerprint.key, index: index.key };
+  }
+
+  async function open(stored: StoredToken): Promise<Token> {
+    const { record, sealed } = stored;
+    const key = await keys.version(record.tenantId, "data", sealed.keyVersion);
+    return { ...record, data: openData(key, record.tenantId, record.id, sealed) };
+  }
+
+  function evaluate(template: string, data: unknown, field: string, errors: FieldErrors): unknown {
+    try {
+      return expressions.evaluate(template, { data });
+    } catch (error) {
+      if (!(error instanceof ExpressionError)) throw error;
+      (errors[field] ??= []).push(error.message);
+      return undefined;
+    }
+  }
+
+  function evaluateMask(mask: MaskExpression, data: unknown, errors: FieldErrors): unknown {
+    if (typeof mask === "string") return evaluate(mask, data, "mask", errors);
+    return Object.fromEntries(
+      Object.entries(mask).map(([k, t]) => [k, evaluate(t, data, `mask.${k}`, errors)]),
+    );
+  }
+
+  /** Redact drops the data; mask shows the evaluated mask, or nothing when the token has none; reveal shows it. */
+  function show(decision: Decision, token: Token): TokenView {
+    switch (decision.transform) {
+      case "reveal":
+        return { record: token, shown: { value: token.data } };
+      case "redact":
+        return { record: token };
+      case "mask": {
+        if (token.mask === null) return { record: token };
+        const errors: FieldErrors = {};
+        const masked = evaluateMask(token.mask, token.data, errors);
+        // A mask that no longer fits the data (changed by an update) fails closed: nothing is shown.
+        return Object.keys(errors).length > 0
+          ? { record: token }
+          : { record: token, shown: { value: masked } };
+      }
+    }
+  }
+
+  /** Validates a draft and derives what is stored beside it; throws one 400 with every problem found. */
+  function derive(draft: TokenDraft, writeKey: WriteKeys, errors: FieldErrors): Derived {
+    const blindValues: string[] = [];
+    draft.searchIndexes.forEach((template, i) => {
+      const value = evaluate(template, draft.data, `search_indexes[${i}]`, errors);
+      if (value === undefined && errors[`search_indexes[${i}]`] !== undefined) return;
+      const single =
+        (typeof value === "string" && value !== "") ||
+        typeof value === "number" ||
+        typeof value === "boolean";
+      if (!single) {
+        (errors[`search_indexes[${i}]`] ??= []).push("must evaluate to one non-empty value");
+        return;
+      }
+      blindValues.push(blindIndex(writeKey.index, String(value)));
+    });
+    const printed = evaluate(draft.fingerprintExpression, draft.data, "fingerprint_expression", errors);
+    if (draft.mask !== null) evaluateMask(draft.mask, draft.data, errors);
+    if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+    const text = typeof printed === "string" ? printed : JSON.stringify(printed ?? null);
+    return {
+      fingerprint: fingerprintOf(writeKey.fingerprint, text),
+      rows: {
+        blindValues,
+        containers: draft.containers,
+        metadata: Object.entries(draft.metadata).map(([k, v]) => [k, foldCase(v)] as const),
+      },
+    };
+  }
+
+  /** Field checks that need no expression: data, containers, metadata, expiry, expressions' syntax. */
+  function checkDraft(draft: TokenDraft, errors: FieldErrors): void {
+    const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+    if (draft.containers.length === 0) add("containers", "must hold at least one container");
+    draft.containers.forEach((c, i) => {
+      const problem = containerProblem(c);
+      if (problem !== undefined) add(`containers[${i}]`, problem);
+    });
+    for (const [key, value] of Object.entries(draft.metadata)) {
+      if (key.trim() === "" || key.includes("\u0000") || value.includes("\u0000")) {
+        add(
+          `metadata.${key}`,
+          "keys must not be blank and neither keys nor values may contain NUL characters",
+        );
+      }
+    }
+    if (draft.expiresAt !== null && draft.expiresAt <= now()) add("expires_at", "must be in the future");
+    const syntax = (field: string, template: string) => {
+      try {
+        expressions.check(template);
+      } catch (error) {
+        if (!(error instanceof ExpressionError)) throw error;
+        add(field, error.message);
+      }
+    };
+    draft.searchIndexes.forEach((t, i) => syntax(`search_indexes[${i}]`, t));
+    syntax("fingerprint_expression", draft.fingerprintExpression);
+    if (typeof draft.mask === "string") syntax("mask", draft.mask);
+    else if (draft.mask !== null) for (const [k, t] of Object.entries(draft.mask)) syntax(`mask.${k}`, t);
+  }
+
+  function checkedData(type: TokenType, data: unknown, errors: FieldErrors): unknown {
+    const result = validateTokenData(type, data);
+    if ("errors" in result) {
+      Object.assign(errors, result.errors);
+      return undefined;
+    }
+    if (Buffer.byteLength(JSON.stringify(result.data), "utf8") > MAX_DATA_BYTES) {
+      (errors.data ??= []).push(`must be at most ${MAX_DATA_BYTES} bytes as JSON`);
+    }
+    return result.data;
+  }
+
+  function decideOrNotFound(principal: Principal, permission: TokenPermission, token: TokenRecord): Decision {
+    const decision = decide(principal.application, permission, token.containers);
+    // Outside every rule for the permission is the same as absent: the caller learns nothing (DESIGN §5.4).
+    if (decision === undefined) throw AppError.notFound(`Token ${token.id}`);
+    return decision;
+  }
+
+  function assertMayWrite(
+    principal: Principal,
+    permission: "token:create" | "token:update",
+    containers: readonly string[],
+  ) {
+    if (!mayWriteInto(principal.application, permission, containers)) {
+      throw AppError.forbidden(
+        `The Application holds no ${permission} rule for every container of this token.`,
+      );
+    }
+  }
+
+  async function createOne(
+    trx: Executor,
+    principal: Principal,
+    input: CreateTokenInput,
+    writeKey: WriteKeys,
+  ): Promise<TokenView> {
+    const errors: FieldErrors = {};
+    const type = input.type ?? "token";
+    const spec = tokenTypeSpec(type);
+    const data = checkedData(type, input.data, errors);
+    const draft: TokenDraft = {
+      type,
+      data,
+      metadata: input.metadata ?? {},
+      searchIndexes: input.searchIndexes ?? spec.defaultSearchIndexes,
+      fingerprintExpression: input.fingerprintExpression ?? spec.fingerprintExpression,
+      mask: input.mask ?? spec.mask ?? null,
+      containers: [...new Set((input.containers ?? [spec.defaultContainer]).map(normalizeContainer))],
+      expiresAt: input.expiresAt === undefined ? null : new Date(input.expiresAt).toISOString(),
+    };
+    if (input.searchIndexes !== undefined && !spec.acceptsSearchIndexes) {
+      (errors.search_indexes ??= []).push(
+        "are accepted only for token, social_security_number and employer_id_number tokens",
+      );
+    }
+    checkDraft(draft, errors);
+    if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+    assertMayWrite(principal, "token:create", draft.containers);
+
+    const id = resolveId(input.id, data, errors);
+    const derived = derive(draft, writeKey, errors);
+    const tokens = tokenStore(trx);
+
+    if (input.deduplicateToken === true) {
+      const existing = await tokens.findByFingerprint(principal.tenantId, type, derived.fingerprint, now());
+      if (existing !== undefined) {
+        const readable = decide(principal.application, "token:read", existing.record.containers);
+        if (readable === undefined)
+          return { record: existing.record, deduplicated: true, identityOnly: true };
+        return { ...show(readable, await open(existing)), deduplicated: true };
+      }
+    }
+
+    const at = now();
+    const record: TokenRecord = {
+      id: id ?? uuidv7(clock.now().getTime()),
+      tenantId: principal.tenantId,
+      type,
+      fingerprint: derived.fingerprint,
+      fingerprintExpression: draft.fingerprintExpression,
+      mask: draft.mask,
+      searchIndexes: draft.searchIndexes,
+      metadata: draft.metadata,
+      containers: draft.containers,
+      expiresAt: draft.expiresAt,
+      createdBy: principal.application.id,
+      createdAt: at,
+      modifiedBy: null,
+      modifiedAt: null,
+    };
+    try {
+      await tokens.insert(record, sealData(writeKey.data, record.tenantId, record.id, data), derived.rows);
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new AppError("conflict", `A token with id ${record.id} already exists.`);
+      throw error;
+    }
+    const decision = decide(principal.application, "token:create", record.containers);
+    return decision === undefined ? { record } : show(decision, { ...record, data });
+  }
+
+  /** A caller-chosen id, or an alias expression evaluated against the data (`{{ data | alias_card }}`). */
+  function resolveId(given: string | undefined, data: unknown, errors: FieldErrors): string | undefined {
+    if (given === undefined) return undefined;
+    let id = given;
+    if (given.includes("{{")) {
+      const value = evaluate(given, data, "id", errors);
+      if (errors.id !== undefined) throw AppError.validation(errors);
+      id = typeof value === "string" ? value : JSON.stringify(value ?? "");
+    }
+    if (id.length < ID_LENGTH.min || id.length > ID_LENGTH.max || hasControlCharacter(id)) {
+      throw AppError.validation({
+        id: [`must be ${ID_LENGTH.min} to ${ID_LENGTH.max} characters without control characters`],
+      });
+    }
+    return id;
+  }
+
+  async function findVisible(principal: Principal, id: string, permission: TokenPermission) {
+    const stored = await tokenStore(store.db).findById(principal.tenantId, id, now());
+    if (stored === undefined) throw AppError.notFound(`Token ${id}`);
+    return { stored, decision: decideOrNotFound(principal, permission, stored.record) };
+  }
+
+  return {
+    async create(principal: Principal, input: CreateTokenInput): Promise<TokenView> {
+      const writeKey = await writeKeys(principal.tenantId);
+      return store.transaction((trx) => createOne(trx, principal, input, writeKey));
+    },
+
+    async get(principal: Principal, id: string): Promise<TokenView> {
+      const { stored, decision } = await findVisible(principal, id, "token:read");
+      return show(decision, await open(stored));
+    },
+
+    async update(principal: Principal, id: string, patch: PatchTokenInput): Promise<TokenView> {
+      const writeKey = await writeKeys(principal.tenantId);
+      const { stored } = await findVisible(principal, id, "token:update");
+      const current = await open(stored);
+      const spec = tokenTypeSpec(current.type);
+      const errors: FieldErrors = {};
+      const data =
+        patch.data === undefined
+          ? current.data
+          : checkedData(current.type, mergePatch(current.data, patch.data), errors);
+      const mask =
+        patch.mask === undefined
+          ? current.mask
+          : (mergePatch(current.mask, patch.mask) as MaskExpression | null);
+      const draft: TokenDraft = {
+        type: current.type,
+        data,
+        metadata:
+          patch.metadata === undefined
+            ? current.metadata
+            : (mergePatch(current.metadata, patch.metadata ?? {}) as Record<string, string>),
+        searchIndexes:
+          patch.searchIndexes === undefined
+            ? current.searchIndexes
+            : (patch.searchIndexes ?? spec.defaultSearchIndexes),
+        fingerprintExpression:
+          patch.fingerprintExpression === undefined
+            ? (current.fingerprintExpression ?? spec.fingerprintExpression)
+            : (patch.fingerprintExpression ?? spec.fingerprintExpression),
+        mask: isPlainObject(mask) && Object.keys(mask).length === 0 ? null : mask,
+        containers:
+          patch.containers === undefined
+            ? current.containers
+            : [...new Set(patch.containers.map(normalizeContainer))],
+        expiresAt:
+          patch.expiresAt === undefined
+            ? current.expiresAt
+            : patch.expiresAt === null
+              ? null
+              : new Date(patch.expiresAt).toISOString(),
+      };
+      if (patch.searchIndexes && patch.searchIndexes.length > 0 && !spec.acceptsSearchIndexes) {
+        (errors.search_indexes ??= []).push(
+          "are accepted only for token, social_security_number and employer_id_number tokens",
+        );
+      }
+      checkDraft(draft, errors);
+      if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+      if (patch.containers !== undefined) assertMayWrite(principal, "token:update", draft.containers);
+      const derived = derive(draft, writeKey, errors);
+
+      const record: TokenRecord = {
+        ...current,
+        fingerprint: derived.fingerprint,
+        fingerprintExpression: draft.fingerprintExpression,
+        mask: draft.mask,
+        searchIndexes: draft.searchIndexes,
+        metadata: draft.metadata,
+        containers: draft.containers,
+        expiresAt: draft.expiresAt,
+        modifiedBy: principal.application.id,
+        modifiedAt: now(),
+      };
+      const sealed = sealData(writeKey.data, record.tenantId, record.id, data);
+      const replaced = await store.transaction((trx) =>
+        tokenStore(trx).replace(record, sealed, derived.rows),
+      );
+      if (!replaced) throw AppError.notFound(`Token ${id}`);
+      const decision = decide(principal.application, "token:update", record.containers);
+      return decision === undefined ? { record } : show(decision, { ...record, data });
+    },
+
+    async delete(principal: Principal, id: string): Promise<void> {
+      await findVisible(principal, id, "token:delete");
+      if (!(await tokenStore(store.db).delete(principal.tenantId, id)))
+        throw AppError.notFound(`Token ${id}`);
+    },
+
+    async list(
+      principal: Principal,
+      filter: { ids: readonly string[]; type?: TokenType; metadata: readonly (readonly [string, string])[] },
+      page: PageRequest,
+    ): Promise<Page<TokenView>> {
+      const readablePrefixes = effectiveRules(principal.application)
+        .filter((r) => r.container !== undefined && r.permissions.includes("token:read"))
+        .map((r) => r.container as string);
+      const { items, total } = await tokenStore(store.db).list(principal.tenantId, {
+        ids: filter.ids,
+        ...(filter.type !== undefined && { type: filter.type }),
+        metadata: filter.metadata.map(([k, v]) => [k, foldCase(v)] as const),
+        readablePrefixes,
+        now: now(),
+        offset: offsetOf(page),
+        limit: page.size,
+      });
+      const views = await Promise.all(
+        items.map(async (stored) =>
+          show(decideOrNotFound(principal, "token:read", stored.record), await open(stored)),
+        ),
+      );
+      return toPage(views, total, page);
+    },
+
+    /**
+     * Bulk create keeping the request's shape (wire-format §4.3): an object with `type` is a token request,
+     * any other leaf becomes a `token` token. One transaction: all or nothing.
+     */
+    async tokenize(
+      principal: Principal,
+      body: unknown,
+      io: {
+        /** Validates one token request found in the body (the route owns the schema). */
+        parse: (node: unknown, at: string) => CreateTokenInput;
+        /** Renders a created token where its request stood. */
+        present: (view: TokenView) => unknown;
+      },
+    ): Promise<unknown> {
+      const requests: { at: string; input: CreateTokenInput; primitive: boolean }[] = [];
+      const plan = (node: unknown, at: string): unknown => {
+        if (Array.isArray(node)) return node.map((item, i) => plan(item, `${at}[${i}]`));
+        if (isPlainObject(node)) {
+          if (typeof node.type === "string") {
+            requests.push({ at, input: io.parse(node, at), primitive: false });
+            return requests.length - 1;
+          }
+          return Object.fromEntries(
+            Object.entries(node).map(([k, v]) => [k, plan(v, at === "" ? k : `${at}.${k}`)]),
+          );
+        }
+        if (node === null) return null;
+        requests.push({ at, input: { type: "token", data: node }, primitive: true });
+        return requests.length - 1;
+      };
+      const shape = plan(body, "");
+      if (requests.length > MAX_TOKENIZE_ITEMS) {
+        throw AppError.validation({ body: [`must hold at most ${MAX_TOKENIZE_ITEMS} values to tokenize`] });
+      }
+      const writeKey = await writeKeys(principal.tenantId);
+      const views = await store.transaction(async (trx) => {
+        const created: TokenView[] = [];
+        for (const { at, input } of requests) {
+          try {
+            created.push(await createOne(trx, principal, input, writeKey));
+          } catch (error) {
+            throw error instanceof AppError && error.errors !== undefined
+              ? AppError.validation(prefix(error.errors, at), error.detail)
+              : error;
+          }
+        }
+        return created;
+      });
+      const fill = (node: unknown): unknown => {
+        if (typeof node === "number") {
+          const request = requests[node]!;
+          const view = views[node]!;
+          return request.primitive ? view.record.id : io.present(view);
+        }
+        if (Array.isArray(node)) return node.map(fill);
+        if (isPlainObject(node))
+          return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, fill(v)]));
+        return node;
+      };
+      return fill(shape);
+    },
+
+    /**
+     * Replaces `{{ <id> }}` anywhere in the body with the data the caller may read (wire-format §4.3). A string
+     * that is exactly one expression becomes the data itself; inside a longer string it is interpolated.
+     */
+    async detokenize(principal: Principal, body: unknown): Promise<unknown> {
+      const ids = new Set<string>();
+      const collect = (node: unknown): void => {
+        if (typeof node === "string") for (const match of node.matchAll(EXPRESSION)) ids.add(match[1]!);
+        else if (Array.isArray(node)) node.forEach(collect);
+        else if (isPlainObject(node)) Object.values(node).forEach(collect);
+      };
+      collect(body);
+      if (ids.size > MAX_DETOKENIZE_TOKENS) {
+        throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });
+      }
+      const found = await tokenStore(store.db).findManyByIds(principal.tenantId, [...ids], now());
+      const byId = new Map(found.map((t) => [t.record.id, t]));
+      const missing = [...ids].filter((id) => !byId.has(id));
+      if (missing.length > 0) {
+        throw AppError.validation({ body: missing.map((id) => `token ${id} does not exist`) });
+      }
+      const values = new Map<string, unknown>();
+      for (const stored of found) {
+        const decision = decide(principal.application, "token:read", stored.record.containers);
+        if (decision === undefined)
+          throw AppError.forbidden(`The Application may not read token ${stored.record.id}.`);
+        const view = show(decision, await open(stored));
+        if (view.shown === undefined) {
+          throw AppError.forbidden(`The Application's rule redacts the data of token ${stored.record.id}.`);
+        }
+        values.set(stored.record.id, view.shown.value);
+      }
+      const replace = (node: unknown): unknown => {
+        if (typeof node === "string") {
+          const whole = WHOLE_EXPRESSION.exec(node);
+          if (whole) return values.get(whole[1]!);
+          return node.replace(EXPRESSION, (_m, id: string) => {
+            const value = values.get(id);
+            return typeof value === "string" ? value : JSON.stringify(value);
+          });
+        }
+        if (Array.isArray(node)) return node.map(replace);
+        if (isPlainObject(node))
+          return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, replace(v)]));
+        return node;
+      };
+      return replace(body);
+    },
+
+    /** Deletes expired tokens; they were invisible from the moment they expired. */
+    sweepExpired(): Promise<number> {
+      return tokenStore(store.db).deleteExpired(now());
+    },
+  };
+}
+
+export type TokenService = ReturnType<typeof createTokenService>;
+
+function hasControlCharacter(text: string): boolean {
+  return [...text].some((c) => c.charCodeAt(0) < 0x20);
+}
+
+const EXPRESSION = /\{\{\s*([^\s{}|]+)\s*\}\}/g;
+const WHOLE_EXPRESSION = /^\s*\{\{\s*([^\s{}|]+)\s*\}\}\s*$/;
+
+function prefix(errors: FieldErrors, at: string): FieldErrors {
+  if (at === "") return errors;
+  return Object.fromEntries(Object.entries(errors).map(([k, v]) => [k === "body" ? at : `${at}.${k}`, v]));
+}

@@ -1,0 +1,283 @@
+import { sql, type Selectable } from "kysely";
+import type { Executor } from "../storage/database.js";
+import type { TokensTable } from "../storage/schema.js";
+import type { TokenType } from "./token-types.js";
+import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
+
+type Row = Selectable<TokensTable>;
+
+export interface StoredToken {
+  readonly record: TokenRecord;
+  readonly sealed: SealedData;
+}
+
+function fromRow(row: Row): StoredToken {
+  return {
+    record: {
+      id: row.id,
+      tenantId: row.tenant_id,
+      type: row.type as TokenType,
+      fingerprint: row.fingerprint,
+      fingerprintExpression: row.fingerprint_expression,
+      mask: row.mask === null ? null : (JSON.parse(row.mask) as MaskExpression),
+      searchIndexes: JSON.parse(row.search_indexes) as string[],
+      metadata: JSON.parse(row.metadata) as Record<string, string>,
+      containers: JSON.parse(row.containers) as string[],
+      expiresAt: row.expires_at,
+      createdBy: row.created_by,
+      createdAt: row.created_at,
+      modifiedBy: row.modified_by,
+      modifiedAt: row.modified_at,
+    },
+    sealed: { ciphertext: row.ciphertext, keyVersion: row.key_version },
+  };
+}
+
+function toRow(record: TokenRecord, sealed: SealedData): Row {
+  return {
+    tenant_id: record.tenantId,
+    id: record.id,
+    type: record.type,
+    ciphertext: sealed.ciphertext,
+    key_version: sealed.keyVersion,
+    fingerprint: record.fingerprint,
+    fingerprint_expression: record.fingerprintExpression,
+    mask: record.mask === null ? null : JSON.stringify(record.mask),
+    search_indexes: JSON.stringify(record.searchIndexes),
+    metadata: JSON.stringify(record.metadata),
+    containers: JSON.stringify(record.containers),
+    expires_at: record.expiresAt,
+    created_by: record.createdBy,
+    created_at: record.createdAt,
+    modified_by: record.modifiedBy,
+    modified_at: record.modifiedAt,
+  };
+}
+
+export interface TokenListFilter {
+  readonly ids: readonly string[];
+  readonly type?: string;
+  /** Exact, case-folded metadata matches, all of which must hold. */
+  readonly metadata: readonly (readonly [key: string, folded: string])[];
+  /** Container prefixes the caller may read through; a token is listed when one of its containers has one. */
+  readonly readablePrefixes: readonly string[];
+  readonly now: string;
+  readonly offset: number;
+  readonly limit: number;
+}
+
+/** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
+export function tokenStore(db: Executor) {
+  async function insertIndexRows(tenantId: string, tokenId: string, rows: TokenIndexRows): Promise<void> {
+    if (rows.blindValues.length > 0) {
+      await db
+        .insertInto("token_index_values")
+        .values(
+          [...new Set(rows.blindValues)].map((blind_value) => ({
+            tenant_id: tenantId,
+            blind_value,
+            token_id: tokenId,
+          })),
+        )
+        .execute();
+    }
+    if (rows.containers.length > 0) {
+      await db
+        .insertInto("token_containers")
+        .values(rows.containers.map((container) => ({ tenant_id: tenantId, container, token_id: tokenId })))
+        .execute();
+    }
+    if (rows.metadata.length > 0) {
+      await db
+        .insertInto("token_metadata")
+        .values(
+          rows.metadata.map(([key, value_folded]) => ({
+            tenant_id: tenantId,
+            key,
+            value_folded,
+            token_id: tokenId,
+          })),
+        )
+        .execute();
+    }
+  }
+
+  async function deleteIndexRows(tenantId: string, tokenId: string): Promise<void> {
+    for (const table of ["token_index_values", "token_containers", "token_metadata"] as const) {
+      await db.deleteFrom(table).where("tenant_id", "=", tenantId).where("token_id", "=", tokenId).execute();
+    }
+  }
+
+  return {
+    /** Callers run this in a transaction: a token never exists without its index rows, nor they without it. */
+    async insert(record: TokenRecord, sealed: SealedData, rows: TokenIndexRows): Promise<void> {
+      await db.insertInto("tokens").values(toRow(record, sealed)).execute();
+      await insertIndexRows(record.tenantId, record.id, rows);
+    },
+
+    async replace(record: TokenRecord, sealed: SealedData, rows: TokenIndexRows): Promise<boolean> {
+      const { tenant_id, id, ...fields } = toRow(record, sealed);
+      const result = await db
+        .updateTable("tokens")
+        .set(fields)
+        .where("tenant_id", "=", tenant_id)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await deleteIndexRows(tenant_id, id);
+      await insertIndexRows(tenant_id, id, rows);
+      return true;
+    },
+
+    async findById(tenantId: string, id: string, now: string): Promise<StoredToken | undefined> {
+      const row = await db
+        .selectFrom("tokens")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    async findManyByIds(tenantId: string, ids: readonly string[], now: string): Promise<StoredToken[]> {
+      if (ids.length === 0) return [];
+      const rows = await db
+        .selectFrom("tokens")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("id", "in", ids)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    async findByFingerprint(
+      tenantId: string,
+      type: string,
+      fingerprint: string,
+      now: string,
+    ): Promise<StoredToken | undefined> {
+      const row = await db
+        .selectFrom("tokens")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("fingerprint", "=", fingerprint)
+        .where("type", "=", type)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
+        .orderBy("created_at")
+        .limit(1)
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    /** Index rows go with the token (foreign keys with ON DELETE CASCADE on both engines). */
+    async delete(tenantId: string, id: string): Promise<boolean> {
+      const result = await db
+        .deleteFrom("tokens")
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+
+    async list(tenantId: string, filter: TokenListFilter): Promise<{ items: StoredToken[]; total: number }> {
+      if (filter.readablePrefixes.length === 0) return { items: [], total: 0 };
+      let query = db
+        .selectFrom("tokens as t")
+        .where("t.tenant_id", "=", tenantId)
+        .where((eb) => eb.or([eb("t.expires_at", "is", null), eb("t.expires_at", ">", filter.now)]));
+      if (filter.ids.length > 0) query = query.where("t.id", "in", filter.ids);
+      if (filter.type !== undefined) query = query.where("t.type", "=", filter.type);
+      for (const [key, folded] of filter.metadata) {
+        query = query.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom("token_metadata as m")
+              .select(sql.lit(1).as("one"))
+              .whereRef("m.tenant_id", "=", "t.tenant_id")
+              .whereRef("m.token_id", "=", "t.id")
+              .where("m.key", "=", key)
+              .where("m.value_folded", "=", folded),
+          ),
+        );
+      }
+      // Visibility is part of the query, not a filter afterwards, so pages are full and totals are right.
+      if (!filter.readablePrefixes.includes("/")) {
+        query = query.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom("token_containers as c")
+              .select(sql.lit(1).as("one"))
+              .whereRef("c.tenant_id", "=", "t.tenant_id")
+              .whereRef("c.token_id", "=", "t.id")
+              .where((eb) =>
+                eb.or(
+                  filter.readablePrefixes.map((prefix) =>
+                    eb(eb.fn("substr", ["c.container", sql.lit(1), sql.lit(prefix.length)]), "=", prefix),
+                  ),
+                ),
+              ),
+          ),
+        );
+      }
+      const [rows, count] = await Promise.all([
+        query
+          .selectAll("t")
+          .orderBy("t.created_at", "desc")
+          .orderBy("t.id", "desc")
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(fromRow), total: Number(count.n) };
+    },
+
+    /** Tokens still sealed under a data key older than `version`, for `keys rewrap`. */
+    async listSealedBefore(tenantId: string, version: number, limit: number): Promise<StoredToken[]> {
+      const rows = await db
+        .selectFrom("tokens")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("key_version", "<", version)
+        .orderBy("id")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    async countSealedBefore(tenantId: string, version: number): Promise<number> {
+      const row = await db
+        .selectFrom("tokens")
+        .select((eb) => eb.fn.countAll().as("n"))
+        .where("tenant_id", "=", tenantId)
+        .where("key_version", "<", version)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+
+    /**
+     * Swaps the ciphertext only if it is still the one that was read: a request that rewrote the token in the
+     * meantime wins, and the rewrap simply finds nothing left to do for it.
+     */
+    async reseal(tenantId: string, id: string, from: SealedData, to: SealedData): Promise<boolean> {
+      const result = await db
+        .updateTable("tokens")
+        .set({ ciphertext: to.ciphertext, key_version: to.keyVersion })
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .where("key_version", "=", from.keyVersion)
+        .where("ciphertext", "=", from.ciphertext)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    async deleteExpired(now: string): Promise<number> {
+      const result = await db.deleteFrom("tokens").where("expires_at", "<=", now).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
+
+export type TokenStore = ReturnType<typeof tokenStore>;
