@@ -56,8 +56,12 @@ export function fieldErrors(issues: readonly ValidationIssue[], context: string 
       .slice(1)
       .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"))
       .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), "");
-    if (issue.keyword === "required" && typeof issue.params.missingProperty === "string") {
-      field = field ? `${field}.${issue.params.missingProperty}` : issue.params.missingProperty;
+    const named = issue.params.missingProperty ?? issue.params.additionalProperty;
+    if (
+      (issue.keyword === "required" || issue.keyword === "additionalProperties") &&
+      typeof named === "string"
+    ) {
+      field = field ? `${field}.${named}` : named;
     }
     const key = field || (context ?? "body");
     const message = describe(issue);
@@ -72,6 +76,8 @@ function describe(issue: ValidationIssue): string {
   switch (issue.keyword) {
     case "required":
       return "is required";
+    case "additionalProperties":
+      return "is not a known field";
     case "type":
       return `must be ${article(String(p.type))}`;
     case "enum":

@@ -116,7 +116,12 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
     });
 
     it("takes caller ids and alias expressions, and refuses a duplicate id with 409", async () => {
-      const chosen = await create({ id: "customer-42-card", type: "card_number", data: "5555555555554444" });
+      const chosen = await create({
+        id: "customer-42-card",
+        type: "card_number",
+        data: "5555555555554444",
+        privacy: { classification: "pci" },
+      });
       expect(chosen.id).toBe("customer-42-card");
       const before = await count();
       expectProblem(
@@ -189,6 +194,12 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
         { "containers[0]": [expect.stringContaining("leading and a trailing slash") as never] },
       ],
       ["no container", { data: "x", containers: [] }, { containers: ["must hold at least one container"] }],
+      ["an unknown field", { data: "x", contaners: ["/a/"] }, { contaners: ["is not a known field"] }],
+      [
+        "a wrongly typed field",
+        { data: "x", deduplicate_token: "yes" },
+        { deduplicate_token: ["must be a boolean"] },
+      ],
       [
         "a past expiry",
         { data: "x", expires_at: "2001-01-01T00:00:00Z" },
@@ -337,6 +348,15 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
         }),
         400,
         { code: "malformed-request" },
+      );
+      expectProblem(
+        await server.request("PATCH", `/tokens/${token.id}`, {
+          key: backend,
+          contentType: "application/merge-patch+json",
+          body: { metdata: { x: "y" } },
+        }),
+        400,
+        { errors: { metdata: ["is not a known field"] } },
       );
       const unchanged = await server.request("GET", `/tokens/${token.id}`, { key: backend });
       expect(unchanged.body.metadata).toEqual({ keep: "me" });

@@ -29,24 +29,33 @@ const Mask = Type.Unsafe<string | Record<string, string>>({
 });
 const AnyJson = Type.Unknown({ description: "Any JSON value." });
 
-export const CreateTokenBody = Type.Object({
-  id: Type.Optional(
-    Type.String({
-      minLength: 1,
-      maxLength: MAX_EXPRESSION_LENGTH,
-      description: "3–400 characters, or an alias expression.",
-    }),
-  ),
-  type: Type.Optional(TokenType),
-  data: AnyJson,
-  metadata: Type.Optional(Metadata),
-  search_indexes: Type.Optional(SearchIndexes),
-  fingerprint_expression: Type.Optional(Expression),
-  mask: Type.Optional(Mask),
-  deduplicate_token: Type.Optional(Type.Boolean()),
-  expires_at: Type.Optional(Type.String({ format: "date-time" })),
-  containers: Type.Optional(Containers),
-});
+/** Basis Theory's deprecated `privacy` block is accepted and ignored, so its SDKs keep working (wire-format §4.1). */
+const Privacy = Type.Optional(Type.Unknown({ description: "Deprecated; accepted and ignored." }));
+
+// Unknown fields are refused: a misspelt `containers` or `search_indexes` silently ignored would store a token
+// somewhere other than the caller meant.
+export const CreateTokenBody = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_EXPRESSION_LENGTH,
+        description: "3–400 characters, or an alias expression.",
+      }),
+    ),
+    type: Type.Optional(TokenType),
+    data: AnyJson,
+    metadata: Type.Optional(Metadata),
+    search_indexes: Type.Optional(SearchIndexes),
+    fingerprint_expression: Type.Optional(Expression),
+    mask: Type.Optional(Mask),
+    deduplicate_token: Type.Optional(Type.Boolean()),
+    expires_at: Type.Optional(Type.String({ format: "date-time" })),
+    containers: Type.Optional(Containers),
+    privacy: Privacy,
+  },
+  { additionalProperties: false },
+);
 export type CreateTokenBody = Static<typeof CreateTokenBody>;
 
 function nullable<T>(schema: Record<string, unknown>, type: string | string[]) {
@@ -54,37 +63,41 @@ function nullable<T>(schema: Record<string, unknown>, type: string | string[]) {
 }
 
 /** RFC 7386: a member set to null is removed (metadata keys, mask fields, expires_at). */
-export const PatchTokenBody = Type.Object({
-  data: Type.Optional(AnyJson),
-  metadata: Type.Optional(
-    nullable<Record<string, string | null>>(
-      {
-        additionalProperties: { type: ["string", "null"], maxLength: 1024 },
-        maxProperties: MAX_METADATA_ENTRIES,
-      },
-      "object",
+export const PatchTokenBody = Type.Object(
+  {
+    data: Type.Optional(AnyJson),
+    metadata: Type.Optional(
+      nullable<Record<string, string | null>>(
+        {
+          additionalProperties: { type: ["string", "null"], maxLength: 1024 },
+          maxProperties: MAX_METADATA_ENTRIES,
+        },
+        "object",
+      ),
     ),
-  ),
-  search_indexes: Type.Optional(
-    nullable<string[]>({ items: Expression, maxItems: MAX_SEARCH_INDEXES }, "array"),
-  ),
-  fingerprint_expression: Type.Optional(
-    nullable<string>({ minLength: 1, maxLength: MAX_EXPRESSION_LENGTH }, "string"),
-  ),
-  mask: Type.Optional(
-    nullable<string | Record<string, string | null>>(
-      {
-        maxLength: MAX_EXPRESSION_LENGTH,
-        additionalProperties: { type: ["string", "null"], maxLength: MAX_EXPRESSION_LENGTH },
-        maxProperties: 20,
-      },
-      ["string", "object"],
+    search_indexes: Type.Optional(
+      nullable<string[]>({ items: Expression, maxItems: MAX_SEARCH_INDEXES }, "array"),
     ),
-  ),
-  deduplicate_token: Type.Optional(Type.Boolean()),
-  expires_at: Type.Optional(nullable<string>({ format: "date-time" }, "string")),
-  containers: Type.Optional(Containers),
-});
+    fingerprint_expression: Type.Optional(
+      nullable<string>({ minLength: 1, maxLength: MAX_EXPRESSION_LENGTH }, "string"),
+    ),
+    mask: Type.Optional(
+      nullable<string | Record<string, string | null>>(
+        {
+          maxLength: MAX_EXPRESSION_LENGTH,
+          additionalProperties: { type: ["string", "null"], maxLength: MAX_EXPRESSION_LENGTH },
+          maxProperties: 20,
+        },
+        ["string", "object"],
+      ),
+    ),
+    deduplicate_token: Type.Optional(Type.Boolean()),
+    expires_at: Type.Optional(nullable<string>({ format: "date-time" }, "string")),
+    containers: Type.Optional(Containers),
+    privacy: Privacy,
+  },
+  { additionalProperties: false },
+);
 export type PatchTokenBody = Static<typeof PatchTokenBody>;
 
 export const TokenSchema = Type.Object({
