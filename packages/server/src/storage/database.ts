@@ -14,6 +14,12 @@ export interface Store {
   readonly db: Executor;
   /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
+  /**
+   * A durable write on the hot path. It resolves only after its changes are committed, but it may share that
+   * commit with concurrent writes (group commit on SQLite); a write that throws is rolled back alone. `fn` must
+   * do all its database work through `trx`.
+   */
+  write<T>(fn: (trx: Executor) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -44,6 +50,7 @@ function openSqlite(file: string): Store {
     dialect: "sqlite",
     db,
     transaction: (fn) => db.transaction().execute(fn),
+    write: groupCommit(db),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -89,11 +96,76 @@ function openPostgres(url: string, poolSize: number): Store {
         }
         return fn(trx);
       }),
+    // PostgreSQL already shares WAL flushes between concurrent commits; one transaction per write is right.
+    write: (fn) => db.transaction().execute(fn),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
   };
+}
+
+interface PendingWrite {
+  run(trx: Executor): Promise<unknown>;
+  settle(outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
+}
+
+const MAX_GROUP = 256;
+
+/**
+ * Group commit for SQLite. A commit with synchronous=FULL waits for an fsync, and better-sqlite3 waits
+ * synchronously, so one transaction per request makes the disk the ceiling. Writes that arrive while a commit
+ * is under way are queued and committed together in the next transaction, each inside its own savepoint so
+ * that one failing write (a duplicate id, say) is rolled back without touching the others. Every caller is
+ * answered only after the COMMIT that holds its write has returned: nothing is acknowledged before it is durable.
+ */
+function groupCommit(db: Kysely<Database>) {
+  const queue: PendingWrite[] = [];
+  let flushing = false;
+
+  async function flush(): Promise<void> {
+    const batch = queue.splice(0, MAX_GROUP);
+    const outcomes: Parameters<PendingWrite["settle"]>[0][] = [];
+    try {
+      const trx = await db.startTransaction().execute();
+      try {
+        for (const write of batch) {
+          const point = await trx.savepoint("write").execute();
+          try {
+            outcomes.push({ ok: true, value: await write.run(point) });
+            await point.releaseSavepoint("write").execute();
+          } catch (error) {
+            await point.rollbackToSavepoint("write").execute();
+            await point.releaseSavepoint("write").execute();
+            outcomes.push({ ok: false, error });
+          }
+        }
+        await trx.commit().execute();
+      } catch (error) {
+        await trx.rollback().execute();
+        throw error;
+      }
+      batch.forEach((write, i) => write.settle(outcomes[i]!));
+    } catch (error) {
+      for (const write of batch) write.settle({ ok: false, error });
+    }
+    if (queue.length > 0) setImmediate(() => void flush());
+    else flushing = false;
+  }
+
+  return <T>(fn: (trx: Executor) => Promise<T>): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      queue.push({
+        run: fn,
+        // The write's own error (an AppError, a constraint violation) goes back to its caller unchanged.
+        settle: (outcome) => (outcome.ok ? resolve(outcome.value as T) : reject(outcome.error as Error)),
+      });
+      if (!flushing) {
+        flushing = true;
+        // A turn of the event loop lets writes that arrived together join the same commit.
+        setImmediate(() => void flush());
+      }
+    });
 }
 
 /** True when `error` is a unique or primary-key violation on either engine; callers turn it into a 409. */

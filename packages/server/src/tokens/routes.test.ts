@@ -219,6 +219,25 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
       expect(await count()).toBe(before);
     });
 
+    it("commits concurrent creates together, failing only the one that conflicts", async () => {
+      const id = `concurrent-${Date.now()}`;
+      const bodies = Array.from({ length: 20 }, (_, i) =>
+        i === 7 || i === 13 ? { id, data: `dup-${i}` } : { data: `concurrent-${i}` },
+      );
+      const responses = await Promise.all(
+        bodies.map((body) => server.request("POST", "/tokens", { key: backend, body })),
+      );
+      const statuses = responses.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 201)).toHaveLength(19);
+      const conflict = responses.find((r) => r.status === 409)!;
+      expectProblem(conflict, 409, { code: "conflict" });
+      for (const response of responses.filter((r) => r.status === 201)) {
+        expect((await server.request("GET", `/tokens/${response.body.id}`, { key: backend })).status).toBe(
+          200,
+        );
+      }
+    });
+
     it("refuses to create into a container the caller holds no token:create rule for", async () => {
       expect((await create({ type: "card_number", data: CARD }, collector)).data).toBe("XXXXXXXXXXXX4242");
       expectProblem(

@@ -86,6 +86,8 @@ interface Derived {
 }
 
 export function createTokenService({ store, keys, expressions, clock }: TokenServiceDeps) {
+  /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
+  const tokens = tokenStore(store.db);
   const now = () => clock.now().toISOString();
 
   /**
@@ -266,10 +268,10 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 
     const id = resolveId(input.id, data, errors);
     const derived = derive(draft, writeKey, errors);
-    const tokens = tokenStore(trx);
+    const writes = tokenStore(trx);
 
     if (input.deduplicateToken === true) {
-      const existing = await tokens.findByFingerprint(principal.tenantId, type, derived.fingerprint, now());
+      const existing = await writes.findByFingerprint(principal.tenantId, type, derived.fingerprint, now());
       if (existing !== undefined) {
         const readable = decide(principal.application, "token:read", existing.record.containers);
         if (readable === undefined)
@@ -296,7 +298,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       modifiedAt: null,
     };
     try {
-      await tokens.insert(record, sealData(writeKey.data, record.tenantId, record.id, data), derived.rows);
+      await writes.insert(record, sealData(writeKey.data, record.tenantId, record.id, data), derived.rows);
     } catch (error) {
       if (isUniqueViolation(error))
         throw new AppError("conflict", `A token with id ${record.id} already exists.`);
@@ -324,7 +326,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   }
 
   async function findVisible(principal: Principal, id: string, permission: TokenPermission) {
-    const stored = await tokenStore(store.db).findById(principal.tenantId, id, now());
+    const stored = await tokens.findById(principal.tenantId, id, now());
     if (stored === undefined) throw AppError.notFound(`Token ${id}`);
     return { stored, decision: decideOrNotFound(principal, permission, stored.record) };
   }
@@ -332,7 +334,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   return {
     async create(principal: Principal, input: CreateTokenInput): Promise<TokenView> {
       const writeKey = await writeKeys(principal.tenantId);
-      return store.transaction((trx) => createOne(trx, principal, input, writeKey));
+      return store.write((trx) => createOne(trx, principal, input, writeKey));
     },
 
     async get(principal: Principal, id: string): Promise<TokenView> {
@@ -404,18 +406,19 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         modifiedAt: now(),
       };
       const sealed = sealData(writeKey.data, record.tenantId, record.id, data);
-      const replaced = await store.transaction((trx) =>
-        tokenStore(trx).replace(record, sealed, derived.rows),
+      const replaced = await store.write((trx) =>
+        tokenStore(trx).replace(record, sealed, derived.rows, stored.sealed),
       );
-      if (!replaced) throw AppError.notFound(`Token ${id}`);
+      if (!replaced) {
+        throw new AppError("conflict", `Token ${id} was changed or deleted while this update ran; retry it.`);
+      }
       const decision = decide(principal.application, "token:update", record.containers);
       return decision === undefined ? { record } : show(decision, { ...record, data });
     },
 
     async delete(principal: Principal, id: string): Promise<void> {
       await findVisible(principal, id, "token:delete");
-      if (!(await tokenStore(store.db).delete(principal.tenantId, id)))
-        throw AppError.notFound(`Token ${id}`);
+      if (!(await tokens.delete(principal.tenantId, id))) throw AppError.notFound(`Token ${id}`);
     },
 
     async list(
@@ -426,7 +429,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       const readablePrefixes = effectiveRules(principal.application)
         .filter((r) => r.container !== undefined && r.permissions.includes("token:read"))
         .map((r) => r.container as string);
-      const { items, total } = await tokenStore(store.db).list(principal.tenantId, {
+      const { items, total } = await tokens.list(principal.tenantId, {
         ids: filter.ids,
         ...(filter.type !== undefined && { type: filter.type }),
         metadata: filter.metadata.map(([k, v]) => [k, foldCase(v)] as const),
@@ -478,7 +481,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         throw AppError.validation({ body: [`must hold at most ${MAX_TOKENIZE_ITEMS} values to tokenize`] });
       }
       const writeKey = await writeKeys(principal.tenantId);
-      const views = await store.transaction(async (trx) => {
+      const views = await store.write(async (trx) => {
         const created: TokenView[] = [];
         for (const { at, input } of requests) {
           try {
@@ -520,7 +523,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       if (ids.size > MAX_DETOKENIZE_TOKENS) {
         throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });
       }
-      const found = await tokenStore(store.db).findManyByIds(principal.tenantId, [...ids], now());
+      const found = await tokens.findManyByIds(principal.tenantId, [...ids], now());
       const byId = new Map(found.map((t) => [t.record.id, t]));
       const missing = [...ids].filter((id) => !byId.has(id));
       if (missing.length > 0) {
@@ -556,7 +559,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 
     /** Deletes expired tokens; they were invisible from the moment they expired. */
     sweepExpired(): Promise<number> {
-      return tokenStore(store.db).deleteExpired(now());
+      return tokens.deleteExpired(now());
     },
   };
 }

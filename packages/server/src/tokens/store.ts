@@ -1,4 +1,4 @@
-import { sql, type Selectable } from "kysely";
+import { CompiledQuery, sql, type Selectable } from "kysely";
 import type { Executor } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import type { TokenType } from "./token-types.js";
@@ -68,6 +68,17 @@ export interface TokenListFilter {
 
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
 export function tokenStore(db: Executor) {
+  // Every read of a token runs this: compiled once per store (on first use), then only its parameters change.
+  let byId: CompiledQuery | undefined;
+  const compileById = () =>
+    db
+      .selectFrom("tokens")
+      .selectAll()
+      .where("tenant_id", "=", "")
+      .where("id", "=", "")
+      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", "")]))
+      .compile();
+
   async function insertIndexRows(tenantId: string, tokenId: string, rows: TokenIndexRows): Promise<void> {
     if (rows.blindValues.length > 0) {
       await db
@@ -115,13 +126,23 @@ export function tokenStore(db: Executor) {
       await insertIndexRows(record.tenantId, record.id, rows);
     },
 
-    async replace(record: TokenRecord, sealed: SealedData, rows: TokenIndexRows): Promise<boolean> {
+    /**
+     * Rewrites a token read earlier, but only if it still holds the ciphertext that was read (`expected`): a
+     * concurrent update or rewrap in between makes this a no-op instead of being silently overwritten.
+     */
+    async replace(
+      record: TokenRecord,
+      sealed: SealedData,
+      rows: TokenIndexRows,
+      expected: SealedData,
+    ): Promise<boolean> {
       const { tenant_id, id, ...fields } = toRow(record, sealed);
       const result = await db
         .updateTable("tokens")
         .set(fields)
         .where("tenant_id", "=", tenant_id)
         .where("id", "=", id)
+        .where("ciphertext", "=", expected.ciphertext)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await deleteIndexRows(tenant_id, id);
@@ -130,14 +151,9 @@ export function tokenStore(db: Executor) {
     },
 
     async findById(tenantId: string, id: string, now: string): Promise<StoredToken | undefined> {
-      const row = await db
-        .selectFrom("tokens")
-        .selectAll()
-        .where("tenant_id", "=", tenantId)
-        .where("id", "=", id)
-        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
-        .executeTakeFirst();
-      return row && fromRow(row);
+      byId ??= compileById();
+      const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(byId.sql, [tenantId, id, now]));
+      return rows[0] && fromRow(rows[0]);
     },
 
     async findManyByIds(tenantId: string, ids: readonly string[], now: string): Promise<StoredToken[]> {
