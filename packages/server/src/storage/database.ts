@@ -105,9 +105,13 @@ function openPostgres(url: string, poolSize: number): Store {
   };
 }
 
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 interface PendingWrite {
   run(trx: Executor): Promise<unknown>;
-  settle(outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void;
+  resolve(value: unknown): void;
+  /** The write's own error (an AppError, a constraint violation) goes back to its caller unchanged. */
+  reject(error: unknown): void;
 }
 
 const MAX_GROUP = 256;
@@ -125,7 +129,7 @@ function groupCommit(db: Kysely<Database>) {
 
   async function flush(): Promise<void> {
     const batch = queue.splice(0, MAX_GROUP);
-    const outcomes: Parameters<PendingWrite["settle"]>[0][] = [];
+    const outcomes: Outcome[] = [];
     try {
       const trx = await db.startTransaction().execute();
       try {
@@ -145,9 +149,13 @@ function groupCommit(db: Kysely<Database>) {
         await trx.rollback().execute();
         throw error;
       }
-      batch.forEach((write, i) => write.settle(outcomes[i]!));
+      batch.forEach((write, i) => {
+        const outcome = outcomes[i]!;
+        if (outcome.ok) write.resolve(outcome.value);
+        else write.reject(outcome.error);
+      });
     } catch (error) {
-      for (const write of batch) write.settle({ ok: false, error });
+      for (const write of batch) write.reject(error);
     }
     if (queue.length > 0) setImmediate(() => void flush());
     else flushing = false;
@@ -155,11 +163,7 @@ function groupCommit(db: Kysely<Database>) {
 
   return <T>(fn: (trx: Executor) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      queue.push({
-        run: fn,
-        // The write's own error (an AppError, a constraint violation) goes back to its caller unchanged.
-        settle: (outcome) => (outcome.ok ? resolve(outcome.value as T) : reject(outcome.error as Error)),
-      });
+      queue.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
       if (!flushing) {
         flushing = true;
         // A turn of the event loop lets writes that arrived together join the same commit.
