@@ -163,7 +163,7 @@ function groupCommit(db: Kysely<Database>) {
 
   return <T>(fn: (trx: Executor) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      queue.push({ run: fn, resolve: resolve as (value: unknown) => void, reject });
+      queue.push({ run: fn, resolve, reject });
       if (!flushing) {
         flushing = true;
         // A turn of the event loop lets writes that arrived together join the same commit.
