@@ -1,29 +1,25 @@
-// `npm run bench`: Tessera's throughput per scenario, as a fraction of what a bare Fastify server answering a body
-// of the same size manages on the same machine. The ratio, not the raw req/s, is the pass mark, so the verdict
-// holds on a laptop, a CI runner or a shared box alike.
+// `npm run bench`: Tessera's throughput per scenario, as a fraction of a ceiling measured on the same machine in
+// the same run: what a bare Fastify server answering a body of the same size manages, or, for token creation,
+// what a plain SQLite loop committing one token per transaction manages. The ratio, not the raw req/s, is the
+// pass mark, so the verdict holds on a laptop, a CI runner or a shared box alike.
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import {
-  medians,
-  roundProblems,
-  runLoad,
-  type LoadSettings,
-  type MedianFigures,
-  type RoundFigures,
-} from "./load.js";
-import { scenarios, type LoadRequest, type Scenario } from "./scenarios.js";
+import { medians, roundProblems, runLoad, type MedianFigures, type RoundFigures } from "./load.js";
+import { scenarios, type CeilingKind, type LoadRequest, type Scenario } from "./scenarios.js";
 import {
   freePort,
   httpRequest,
   isRunning,
+  spawnProcess,
   spawnServer,
   stopServer,
   waitUntilReady,
+  type BenchProcess,
   type ServerProcess,
 } from "./server.js";
 
@@ -38,6 +34,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --warmup <s>        discarded warm-up seconds per server, before the first round (default 3)
   --rounds <n>        measured rounds per server, alternating ceiling and Tessera (default 2)
   --connections <n>   concurrent connections (default 10)
+  --only <text>       run only the scenarios whose name contains <text>
+  --profile <dir>     write a V8 CPU profile of the Tessera server to <dir> (node --cpu-prof)
   -h, --help          show this help
 `;
 
@@ -46,6 +44,8 @@ interface Settings {
   readonly warmupS: number;
   readonly rounds: number;
   readonly connections: number;
+  readonly only?: string;
+  readonly profileDir?: string;
 }
 
 /** The settings, or undefined if only the usage was asked for. */
@@ -57,6 +57,8 @@ function parseSettings(argv: string[]): Settings | undefined {
       warmup: { type: "string", default: "3" },
       rounds: { type: "string", default: "2" },
       connections: { type: "string", default: "10" },
+      only: { type: "string" },
+      profile: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -66,6 +68,8 @@ function parseSettings(argv: string[]): Settings | undefined {
     warmupS: integerOption("--warmup", values.warmup, 0),
     rounds: integerOption("--rounds", values.rounds, 1),
     connections: integerOption("--connections", values.connections, 1),
+    ...(values.only !== undefined && { only: values.only }),
+    ...(values.profile !== undefined && { profileDir: path.resolve(values.profile) }),
   };
 }
 
@@ -76,25 +80,29 @@ function integerOption(name: string, raw: string, min: number): number {
 }
 
 // Everything this run must undo. Only these processes are ever signalled, and only by their pid.
-const servers: ServerProcess[] = [];
+const children: BenchProcess[] = [];
 let tempDir: string | undefined;
 let cleaning: Promise<void> | undefined;
 
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
-    await Promise.all(servers.map((server) => stopServer(server)));
+    await Promise.all(children.map((child) => stopServer(child)));
     if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
   })();
   return cleaning;
 }
 
-async function retire(server: ServerProcess): Promise<void> {
-  await stopServer(server);
-  const index = servers.indexOf(server);
-  if (index >= 0) servers.splice(index, 1);
+async function retire(child: BenchProcess): Promise<void> {
+  await stopServer(child);
+  const index = children.indexOf(child);
+  if (index >= 0) children.splice(index, 1);
 }
 
-async function startTessera(dataDir: string, managementKey: string): Promise<ServerProcess> {
+async function startTessera(
+  dataDir: string,
+  managementKey: string,
+  profileDir: string | undefined,
+): Promise<ServerProcess> {
   const port = await freePort();
   // Inherited TESSERA_* settings (a master key file, a PostgreSQL URL…) would make the figures depend on the shell
   // the benchmark was started from, and NODE_ENV=production would demand a master key.
@@ -103,7 +111,12 @@ async function startTessera(dataDir: string, managementKey: string): Promise<Ser
   );
   const server = spawnServer({
     name: "Tessera",
-    args: ["packages/cli/bin/tessera.js", "serve"],
+    // The profile is written when the server exits, which the cleanup's SIGTERM makes a graceful exit.
+    args: [
+      ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]),
+      "packages/cli/bin/tessera.js",
+      "serve",
+    ],
     cwd: REPO_ROOT,
     env: {
       ...inherited,
@@ -117,7 +130,7 @@ async function startTessera(dataDir: string, managementKey: string): Promise<Ser
     },
     port,
   });
-  servers.push(server);
+  children.push(server);
   await waitUntilReady(server, "/readyz");
   return server;
 }
@@ -131,13 +144,114 @@ async function startCeiling(bodyBytes: number): Promise<ServerProcess> {
     env: process.env,
     port,
   });
-  servers.push(server);
+  children.push(server);
   await waitUntilReady(server, "/");
   const probe = await httpRequest(`${server.baseUrl}/`);
   if (probe.body.length !== bodyBytes) {
     throw new Error(`the ceiling answered ${probe.body.length} bytes instead of ${bodyBytes}`);
   }
   return server;
+}
+
+let storageRuns = 0;
+
+/**
+ * One run of storage-ceiling.ts for `durationS` seconds, on a fresh database file next to Tessera's (same file
+ * system, so the same fsync cost), deleted afterwards.
+ */
+async function runStorageCeiling(durationS: number): Promise<RoundFigures> {
+  if (tempDir === undefined) throw new Error("the storage ceiling runs inside the benchmark's directory");
+  const run = ++storageRuns;
+  const dbFile = path.join(tempDir, `storage-ceiling-${run}.db`);
+  const resultFile = path.join(tempDir, `storage-ceiling-${run}.json`);
+  const child = spawnProcess({
+    name: "storage ceiling",
+    args: ["--import", "tsx", "bench/storage-ceiling.ts", dbFile, String(durationS), resultFile],
+    cwd: REPO_ROOT,
+    env: process.env,
+  });
+  children.push(child);
+  try {
+    await child.exited;
+  } finally {
+    await retire(child);
+  }
+  if (child.child.exitCode !== 0) {
+    throw new Error(
+      `the storage ceiling failed (exit ${child.child.exitCode ?? child.child.signalCode}):\n${child.output()}`,
+    );
+  }
+  const figures = JSON.parse(await readFile(resultFile, "utf8")) as RoundFigures;
+  await Promise.all(
+    [dbFile, `${dbFile}-wal`, `${dbFile}-shm`, resultFile].map((file) => rm(file, { force: true })),
+  );
+  return figures;
+}
+
+/** What one load run against a target gives, and why its figures might not be trusted. */
+interface Target {
+  readonly label: string;
+  measure(durationS: number): Promise<RoundFigures>;
+  problems(figures: RoundFigures): string[];
+  readonly rounds: RoundFigures[];
+}
+
+interface Ceiling {
+  /** How the table names the ceiling row. */
+  readonly label: string;
+  readonly target: Target;
+  /** Processes that must stay up while the rounds run. */
+  readonly servers: readonly ServerProcess[];
+  stop(): Promise<void>;
+}
+
+function httpTarget(label: string, url: string, request: LoadRequest, settings: Settings): Target {
+  return {
+    label,
+    measure: (durationS) =>
+      runLoad(url, request, { connections: settings.connections, pipelining: PIPELINING, durationS }),
+    problems: (figures) => roundProblems(figures, request.expectedStatus),
+    rounds: [],
+  };
+}
+
+async function startCeilingFor(
+  kind: CeilingKind,
+  request: LoadRequest,
+  bodyBytes: number,
+  settings: Settings,
+): Promise<Ceiling> {
+  switch (kind) {
+    case "http": {
+      const server = await startCeiling(bodyBytes);
+      // The same request headers go to both servers, so only the work behind the route differs.
+      const ceilingRequest: LoadRequest = {
+        method: "GET",
+        path: "/",
+        headers: request.headers,
+        expectedStatus: 200,
+      };
+      return {
+        label: `ceiling: bare Fastify, ${bodyBytes} B JSON`,
+        target: httpTarget("ceiling", `${server.baseUrl}/`, ceilingRequest, settings),
+        servers: [server],
+        stop: () => retire(server),
+      };
+    }
+    case "storage":
+      return {
+        label: "ceiling: storage: plain better-sqlite3 loop, 1 txn/token",
+        target: {
+          label: "storage ceiling",
+          measure: runStorageCeiling,
+          // No HTTP, so no statuses: a run that committed nothing is the only failure it can show.
+          problems: (figures) => (figures.responses > 0 ? [] : ["no transactions committed"]),
+          rounds: [],
+        },
+        servers: [],
+        stop: () => Promise.resolve(),
+      };
+  }
 }
 
 interface Measured {
@@ -151,18 +265,17 @@ interface ScenarioReport {
   readonly method: string;
   readonly path: string;
   readonly bodyBytes: number;
+  readonly ceilingKind: CeilingKind;
+  readonly ceilingLabel: string;
   readonly minRatio: number;
+  /** null when the scenario sets no latency target. */
+  readonly maxP99Ms: number | null;
   readonly ceiling: Measured;
   readonly tessera: Measured;
   readonly ratio: number;
+  /** Why the scenario failed ("errors", "ratio", "p99"); empty when it passed. */
+  readonly failures: string[];
   readonly pass: boolean;
-}
-
-interface Target {
-  readonly label: string;
-  readonly url: string;
-  readonly request: LoadRequest;
-  readonly rounds: RoundFigures[];
 }
 
 async function runScenario(
@@ -181,35 +294,21 @@ async function runScenario(
   }
   const bodyBytes = probe.body.length;
 
-  const ceiling = await startCeiling(bodyBytes);
+  const ceiling = await startCeilingFor(scenario.ceiling, request, bodyBytes, settings);
   try {
-    // The same request headers go to both servers, so only the work behind the route differs.
-    const targets: Target[] = [
-      {
-        label: "ceiling",
-        url: `${ceiling.baseUrl}/`,
-        request: { method: "GET", path: "/", headers: request.headers, expectedStatus: 200 },
-        rounds: [],
-      },
-      { label: "Tessera", url, request, rounds: [] },
-    ];
-    const load = (durationS: number): LoadSettings => ({
-      connections: settings.connections,
-      pipelining: PIPELINING,
-      durationS,
-    });
+    const targets = [ceiling.target, httpTarget("Tessera", url, request, settings)] as const;
     if (settings.warmupS > 0) {
       for (const target of targets) {
         progress(`${scenario.name}: warming up ${target.label} for ${settings.warmupS} s`);
-        await runLoad(target.url, target.request, load(settings.warmupS));
+        await target.measure(settings.warmupS);
       }
     }
-    // Alternating spreads the machine's background noise over both servers instead of penalising whichever ran
+    // Alternating spreads the machine's background noise over both targets instead of penalising whichever ran
     // while a neighbour was busy.
     for (let round = 1; round <= settings.rounds; round++) {
       for (const target of targets) {
-        assertAlive(tessera, ceiling);
-        const figures = await runLoad(target.url, target.request, load(settings.durationS));
+        assertAlive(tessera, ...ceiling.servers);
+        const figures = await target.measure(settings.durationS);
         target.rounds.push(figures);
         progress(
           `${scenario.name}: round ${round}/${settings.rounds} ${target.label}: ${figures.reqPerSec.toFixed(0)} req/s, ` +
@@ -217,38 +316,43 @@ async function runScenario(
         );
       }
     }
-    const [ceilingTarget, tesseraTarget] = targets as [Target, Target];
-    const ceilingFigures = summarize(ceilingTarget);
-    const tesseraFigures = summarize(tesseraTarget);
+    const [ceilingFigures, tesseraFigures] = targets.map(summarize) as [Measured, Measured];
     const ratio = tesseraFigures.median.reqPerSec / ceilingFigures.median.reqPerSec;
+    const failures: string[] = [];
+    if (ceilingFigures.problems.length + tesseraFigures.problems.length > 0) failures.push("errors");
+    if (!(ratio >= scenario.minRatio)) failures.push("ratio");
+    if (scenario.maxP99Ms !== undefined && !(tesseraFigures.median.p99Ms < scenario.maxP99Ms)) {
+      failures.push("p99");
+    }
     return {
       name: scenario.name,
       method: request.method,
       path: request.path,
       bodyBytes,
+      ceilingKind: scenario.ceiling,
+      ceilingLabel: ceiling.label,
       minRatio: scenario.minRatio,
+      maxP99Ms: scenario.maxP99Ms ?? null,
       ceiling: ceilingFigures,
       tessera: tesseraFigures,
       ratio,
-      pass:
-        ceilingFigures.problems.length === 0 &&
-        tesseraFigures.problems.length === 0 &&
-        ratio >= scenario.minRatio,
+      failures,
+      pass: failures.length === 0,
     };
   } finally {
-    await retire(ceiling);
+    await ceiling.stop();
   }
 }
 
 function summarize(target: Target): Measured {
   const problems = target.rounds.flatMap((figures, index) =>
-    roundProblems(figures, target.request.expectedStatus).map((problem) => `round ${index + 1}: ${problem}`),
+    target.problems(figures).map((problem) => `round ${index + 1}: ${problem}`),
   );
   return { rounds: target.rounds, median: medians(target.rounds), problems };
 }
 
 /** A server that died mid-run would otherwise show up only as a wall of connection errors. */
-function assertAlive(...running: ServerProcess[]): void {
+function assertAlive(...running: BenchProcess[]): void {
   for (const server of running) {
     if (!isRunning(server)) {
       throw new Error(`${server.name} exited during the benchmark:\n${server.output()}`);
@@ -273,10 +377,13 @@ function table(reports: readonly ScenarioReport[]): string {
   const head = ["scenario", "req/s (median)", "p50 ms", "p99 ms", "ratio to ceiling", "target", "result"];
   const body: string[][] = reports.flatMap((report) => {
     const { ceiling, tessera } = report;
-    const errors = ceiling.problems.length + tessera.problems.length > 0;
+    const target = [
+      `≥ ${report.minRatio.toFixed(2)}`,
+      ...(report.maxP99Ms === null ? [] : [`p99 < ${report.maxP99Ms} ms`]),
+    ].join(", ");
     return [
       [
-        `ceiling: bare Fastify, ${report.bodyBytes} B JSON`,
+        report.ceilingLabel,
         ...figureCells(ceiling.median),
         "1.00",
         "",
@@ -286,8 +393,8 @@ function table(reports: readonly ScenarioReport[]): string {
         report.name,
         ...figureCells(tessera.median),
         report.ratio.toFixed(2),
-        `≥ ${report.minRatio.toFixed(2)}`,
-        report.pass ? "pass" : errors ? "FAIL (errors)" : "FAIL",
+        target,
+        report.pass ? "pass" : `FAIL (${report.failures.join(", ")})`,
       ],
     ];
   });
@@ -306,10 +413,12 @@ async function main(settings: Settings): Promise<boolean> {
   tempDir = await mkdtemp(path.join(os.tmpdir(), "tessera-bench-"));
   // 36 random bytes are 48 base64url characters: above Tessera's minimum key length, and known to this run only.
   const managementKey = randomBytes(36).toString("base64url");
-  const tessera = await startTessera(tempDir, managementKey);
+  const tessera = await startTessera(tempDir, managementKey, settings.profileDir);
+  const selected = scenarios.filter((s) => settings.only === undefined || s.name.includes(settings.only));
+  if (selected.length === 0) throw new Error(`no scenario name contains ${JSON.stringify(settings.only)}`);
 
   const reports: ScenarioReport[] = [];
-  for (const scenario of scenarios) {
+  for (const scenario of selected) {
     reports.push(await runScenario(scenario, tessera, managementKey, settings));
   }
 
@@ -352,7 +461,7 @@ for (const [signal, code] of [
 // Last resort for an exit that skipped the awaited cleanup (process.exit elsewhere, a crash): no waiting is
 // possible here, so no grace period either.
 process.on("exit", () => {
-  for (const server of servers) if (isRunning(server)) server.child.kill("SIGKILL");
+  for (const child of children) if (isRunning(child)) child.child.kill("SIGKILL");
   if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
 });
 

@@ -1,12 +1,11 @@
-// Starting, probing and stopping the server processes under test.
+// Starting, probing and stopping the processes under test: servers, and the one-shot storage ceiling.
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
 
-/** A server process this benchmark started; only these are ever signalled. */
-export interface ServerProcess {
+/** A Node process this benchmark started; only these are ever signalled. */
+export interface BenchProcess {
   readonly name: string;
-  readonly baseUrl: string;
   readonly child: ChildProcess;
   /** Settles when the process has exited, whoever ended it. */
   readonly exited: Promise<void>;
@@ -14,17 +13,29 @@ export interface ServerProcess {
   output(): string;
 }
 
-export interface SpawnOptions {
+export interface ServerProcess extends BenchProcess {
+  readonly baseUrl: string;
+}
+
+export interface ProcessOptions {
   readonly name: string;
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
+}
+
+export interface SpawnOptions extends ProcessOptions {
   readonly port: number;
 }
 
 const OUTPUT_TAIL_CHARS = 8192;
 
 export function spawnServer(options: SpawnOptions): ServerProcess {
+  return { ...spawnProcess(options), baseUrl: `http://127.0.0.1:${options.port}` };
+}
+
+/** Runs `process.execPath` with `args`; the caller decides whether it is a server or runs to completion. */
+export function spawnProcess(options: ProcessOptions): BenchProcess {
   const child = spawn(process.execPath, options.args, {
     cwd: options.cwd,
     env: options.env,
@@ -46,21 +57,15 @@ export function spawnServer(options: SpawnOptions): ServerProcess {
       resolve();
     });
   });
-  return {
-    name: options.name,
-    baseUrl: `http://127.0.0.1:${options.port}`,
-    child,
-    exited,
-    output: () => tail,
-  };
+  return { name: options.name, child, exited, output: () => tail };
 }
 
-export function isRunning(server: ServerProcess): boolean {
+export function isRunning(server: BenchProcess): boolean {
   return server.child.pid !== undefined && server.child.exitCode === null && server.child.signalCode === null;
 }
 
 /** SIGTERM first so the server can shut down cleanly, SIGKILL if it has not exited within `graceMs`. */
-export async function stopServer(server: ServerProcess, graceMs = 5000): Promise<void> {
+export async function stopServer(server: BenchProcess, graceMs = 5000): Promise<void> {
   if (!isRunning(server)) return;
   server.child.kill("SIGTERM");
   let timer: NodeJS.Timeout | undefined;

@@ -4,6 +4,7 @@ import {
   MasterKeyMismatchError,
   MigrationError,
   StoreNotInitializedError,
+  UnknownTenantError,
   bootstrap,
   createLogger,
   loadConfig,
@@ -170,7 +171,8 @@ function explain(error: unknown): number {
   if (
     error instanceof MasterKeyMismatchError ||
     error instanceof MigrationError ||
-    error instanceof StoreNotInitializedError
+    error instanceof StoreNotInitializedError ||
+    error instanceof UnknownTenantError
   ) {
     const cause =
       error instanceof MigrationError && error.cause instanceof Error ? `: ${error.cause.message}` : "";

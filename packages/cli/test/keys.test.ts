@@ -94,12 +94,16 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera keys rotate and rewrap (${STORE})`, 
     expect(again.stderr).toContain("Re-encrypted 0 tokens.");
   });
 
-  it("rejects a bad subcommand or batch size with exit 2", async () => {
+  it("rejects a bad subcommand or batch size with exit 2, and an unknown tenant with exit 1", async () => {
     const bad = tessera(["keys", "spin"], env, database.dataDir);
     expect(await bad.exited).toBe(2);
     expect(bad.stderr).toContain("tessera keys rotate");
     const size = tessera(["keys", "rewrap", "--batch-size", "0"], env, database.dataDir);
     expect(await size.exited).toBe(2);
     expect(size.stderr).toContain("--batch-size must be an integer from 1 to 10000");
+    const unknown = tessera(["keys", "rotate", "--tenant", "no-such-tenant"], env, database.dataDir);
+    expect(await unknown.exited).toBe(1);
+    expect(unknown.stderr).toContain("no such tenant: no-such-tenant");
+    expect(unknown.stderr).not.toMatch(/\n\s+at /);
   });
 });

@@ -12,3 +12,4 @@ export { buildApp, type AppDeps } from "./server/app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
 export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";
 export { systemClock, type Clock } from "./clock.js";
+export { UnknownTenantError } from "./keys/rotation.js";

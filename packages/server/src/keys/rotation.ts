@@ -6,6 +6,13 @@ import { tenantStore } from "../tenants/store.js";
 import { openBytes, sealBytes } from "../tokens/sealing.js";
 import { tokenStore } from "../tokens/store.js";
 
+export class UnknownTenantError extends Error {
+  constructor(readonly tenantIds: readonly string[]) {
+    super(`no such tenant: ${tenantIds.join(", ")}`);
+    this.name = "UnknownTenantError";
+  }
+}
+
 export interface RewrapProgress {
   readonly tenantId: string;
   readonly done: number;
@@ -31,7 +38,11 @@ export function createKeyRotation({
 
   return {
     async rotate(tenantIds?: readonly string[]): Promise<{ tenantId: string; version: number }[]> {
-      const targets = tenantIds ?? (await tenantStore(store.db).ids());
+      const known = await tenantStore(store.db).ids();
+      const unknown = (tenantIds ?? []).filter((id) => !known.includes(id));
+      // Checked before anything changes, so a typo does not leave some tenants rotated and others not.
+      if (unknown.length > 0) throw new UnknownTenantError(unknown);
+      const targets = tenantIds ?? known;
       const rotated = [];
       for (const tenantId of targets) {
         const version = await store.transaction(
@@ -42,7 +53,6 @@ export function createKeyRotation({
                 .filter((k) => k.purpose === "data")
                 .map((k) => k.version),
             );
-            if (current === 0) throw new Error(`tenant ${tenantId} does not exist`);
             await tenantStore(trx).addKey(
               tenantId,
               keyring.newKey(tenantId, "data", current + 1),

@@ -51,6 +51,8 @@ export function prefixErrors(errors: FieldErrors, at: string): FieldErrors {
 export function fieldErrors(issues: readonly ValidationIssue[], context: string | undefined): FieldErrors {
   const errors: FieldErrors = {};
   for (const issue of issues) {
+    // Ajv reports a bad property name twice: the specific rule, then a generic wrapper; the first says it all.
+    if (issue.keyword === "propertyNames") continue;
     let field = issue.instancePath
       .split("/")
       .slice(1)

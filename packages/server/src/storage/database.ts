@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from "kysely";
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import type { DatabaseConfig } from "../config.js";
 import type { Database } from "./schema.js";
@@ -127,28 +127,28 @@ function groupCommit(db: Kysely<Database>) {
   const queue: PendingWrite[] = [];
   let flushing = false;
 
+  // Plain statements rather than Kysely's savepoint builders: they run once per write on the hot path.
+  const savepoint = CompiledQuery.raw("savepoint write");
+  const release = CompiledQuery.raw("release savepoint write");
+  const rollbackTo = CompiledQuery.raw("rollback to savepoint write");
+
   async function flush(): Promise<void> {
     const batch = queue.splice(0, MAX_GROUP);
-    const outcomes: Outcome[] = [];
     try {
-      const trx = await db.startTransaction().execute();
-      try {
+      const outcomes = await db.transaction().execute(async (trx) => {
+        const settled: Outcome[] = [];
         for (const write of batch) {
-          const point = await trx.savepoint("write").execute();
+          await trx.executeQuery(savepoint);
           try {
-            outcomes.push({ ok: true, value: await write.run(point) });
-            await point.releaseSavepoint("write").execute();
+            settled.push({ ok: true, value: await write.run(trx) });
           } catch (error) {
-            await point.rollbackToSavepoint("write").execute();
-            await point.releaseSavepoint("write").execute();
-            outcomes.push({ ok: false, error });
+            await trx.executeQuery(rollbackTo);
+            settled.push({ ok: false, error });
           }
+          await trx.executeQuery(release);
         }
-        await trx.commit().execute();
-      } catch (error) {
-        await trx.rollback().execute();
-        throw error;
-      }
+        return settled;
+      });
       batch.forEach((write, i) => {
         const outcome = outcomes[i]!;
         if (outcome.ok) write.resolve(outcome.value);

@@ -17,6 +17,8 @@ import {
 } from "liquidjs";
 import { JsonPathError, parseJsonPath, selectJsonPath } from "./json-path.js";
 
+const REVEALING_FILTERS = ["base64_encode", "base64_decode", "sha256", "hmac_sha256", "url_decode"] as const;
+
 /** Its message is safe to show a client: it names the problem, never token data or an evaluated value. */
 export class ExpressionError extends Error {
   constructor(message: string) {
@@ -84,6 +86,9 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
   // The *_exp filters compile expression text at render time (possibly text taken from token data), out of
   // reach of check().
   for (const name of Object.keys(liquid.filters)) if (name.endsWith("_exp")) liquid.unregisterFilter(name);
+  // Reversible encodings and unkeyed hashes turn a mask or an alias id into a copy of the data (a SHA-256 of
+  // an SSN is brute-forced in seconds), so they are not offered.
+  for (const name of REVEALING_FILTERS) liquid.unregisterFilter(name);
   for (const [name, filter] of Object.entries(FILTERS)) liquid.registerFilter(name, filter);
 
   const cache = new Map<string, Compiled | ExpressionError>();

@@ -544,6 +544,95 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
     });
   });
 
+  describe("edges", () => {
+    it("bounds metadata keys and entries, and a null metadata patch clears it", async () => {
+      expectProblem(
+        await server.request("POST", "/tokens", {
+          key: backend,
+          body: { data: "x", metadata: { ["k".repeat(129)]: "v" } },
+        }),
+        400,
+        { errors: { metadata: ["must be at most 128 characters"] } },
+      );
+      const many = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}`, "v"]));
+      const token = await create({ data: "x", metadata: many });
+      const patch = (body: unknown) =>
+        server.request("PATCH", `/tokens/${token.id}`, {
+          key: backend,
+          contentType: "application/merge-patch+json",
+          body,
+        });
+      expectProblem(await patch({ metadata: { extra: "one too many" } }), 400, {
+        errors: { metadata: ["must hold at most 50 entries"] },
+      });
+      const cleared = await patch({ metadata: null });
+      expect(cleared.status, cleared.text).toBe(200);
+      expect(cleared.body.metadata).toEqual({});
+    });
+
+    it("lets a fingerprint expression use metadata", async () => {
+      const a = await create({
+        data: "same",
+        metadata: { user: "u1" },
+        fingerprint_expression: "{{ data }}-{{ metadata.user }}",
+      });
+      const b = await create({
+        data: "same",
+        metadata: { user: "u2" },
+        fingerprint_expression: "{{ data }}-{{ metadata.user }}",
+      });
+      expect(a.fingerprint).not.toBe(b.fingerprint);
+    });
+
+    it("refuses filters that would publish the data", async () => {
+      for (const filter of ["base64_encode", "sha256"]) {
+        const response = await server.request("POST", "/tokens", {
+          key: backend,
+          body: { data: "x", mask: `{{ data | ${filter} }}` },
+        });
+        expectProblem(response, 400, { errors: { mask: [expect.stringContaining(filter) as never] } });
+      }
+    });
+
+    it("answers JSON for a bare string body to tokenize and detokenize", async () => {
+      const tokenized = await server.request("POST", "/tokenize", { key: backend, body: "just a string" });
+      expect(tokenized.status).toBe(200);
+      expect(tokenized.headers.get("content-type")).toMatch(/^application\/json/);
+      expect(typeof tokenized.body).toBe("string");
+      const plain = await server.request("POST", "/detokenize", { key: backend, body: "no expressions" });
+      expect(plain.text).toBe('"no expressions"');
+    });
+
+    it("refuses detokenize expressions other than {{ <token id> }}", async () => {
+      const token = await create({ type: "card_number", data: CARD });
+      expectProblem(
+        await server.request("POST", "/detokenize", {
+          key: backend,
+          body: { x: `{{ ${token.id} | last4 }}` },
+        }),
+        400,
+        {
+          errors: {
+            body: [`{{ ${token.id} | last4 }} is not supported: detokenize takes {{ <token id> }} only`],
+          },
+        },
+      );
+    });
+
+    it("reports every bad request of a tokenize call at once", async () => {
+      const response = await server.request("POST", "/tokenize", {
+        key: backend,
+        body: [
+          { type: "card_number", data: CARD, deduplicate_token: "yes" },
+          { type: "token", colour: "red", data: "x" },
+        ],
+      });
+      expectProblem(response, 400, {
+        errors: { "[0].deduplicate_token": ["must be a boolean"], "[1].colour": ["is not a known field"] },
+      });
+    });
+  });
+
   describe("expiry", () => {
     it("hides an expired token at once and the sweeper deletes it", async () => {
       const expiresAt = new Date(server.clock.now().getTime() + 60_000).toISOString();

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
+import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { principalOf } from "../server/auth.js";
 import { AppError } from "../server/errors.js";
@@ -42,6 +43,14 @@ function parseNestedCreate(node: unknown, at: string): CreateTokenInput {
   const result = validateNestedCreate(node, at);
   if ("errors" in result) throw AppError.validation(result.errors);
   return toCreateInput(result.value);
+}
+
+/**
+ * These bodies are any JSON, so the result can be a bare string, which Fastify would otherwise send as
+ * text/plain without quotes.
+ */
+function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
+  return reply.type("application/json; charset=utf-8").send(JSON.stringify(value));
 }
 
 export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
@@ -178,11 +187,14 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           response: responses({ 200: AnyJson }),
         },
       },
-      async (request) =>
-        service.tokenize(principalOf(request), request.body, {
-          parse: parseNestedCreate,
-          present: presentToken,
-        }),
+      async (request, reply) =>
+        sendJson(
+          reply,
+          await service.tokenize(principalOf(request), request.body, {
+            parse: parseNestedCreate,
+            present: presentToken,
+          }),
+        ),
     );
 
     app.post(
@@ -196,7 +208,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           response: responses({ 200: AnyJson }),
         },
       },
-      async (request) => service.detokenize(principalOf(request), request.body),
+      async (request, reply) => sendJson(reply, await service.detokenize(principalOf(request), request.body)),
     );
   };
 }

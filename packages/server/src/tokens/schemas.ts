@@ -10,14 +10,13 @@ export const MAX_METADATA_ENTRIES = 50;
 
 const Expression = Type.String({ minLength: 1, maxLength: MAX_EXPRESSION_LENGTH });
 const TokenType = StringEnum(TOKEN_TYPES);
-const Metadata = Type.Record(
-  Type.String({ minLength: 1, maxLength: 128 }),
-  Type.String({ maxLength: 1024 }),
-  {
-    maxProperties: MAX_METADATA_ENTRIES,
-    description: "Non-sensitive string pairs; searchable, never encrypted.",
-  },
-);
+// TypeBox drops a Record's key schema from the JSON Schema it emits, so key lengths are set with propertyNames.
+const METADATA_KEY = { minLength: 1, maxLength: 128 };
+const Metadata = Type.Record(Type.String(METADATA_KEY), Type.String({ maxLength: 1024 }), {
+  maxProperties: MAX_METADATA_ENTRIES,
+  propertyNames: METADATA_KEY,
+  description: "Non-sensitive string pairs; searchable, never encrypted.",
+});
 const Containers = Type.Array(Type.String({ minLength: 1, maxLength: 400 }), { maxItems: MAX_CONTAINERS });
 const SearchIndexes = Type.Array(Expression, { maxItems: MAX_SEARCH_INDEXES });
 /** One expression, or one per field of complex data (`{ "number": "{{ data.number | last4 }}" }`). */
@@ -71,6 +70,7 @@ export const PatchTokenBody = Type.Object(
         {
           additionalProperties: { type: ["string", "null"], maxLength: 1024 },
           maxProperties: MAX_METADATA_ENTRIES,
+          propertyNames: METADATA_KEY,
         },
         "object",
       ),

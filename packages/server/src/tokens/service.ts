@@ -10,7 +10,8 @@ import { AppError, type FieldErrors } from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import { isUniqueViolation, type Executor, type Store } from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
-import { ExpressionError, type ExpressionEngine } from "./expressions.js";
+import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./expressions.js";
+import { MAX_METADATA_ENTRIES } from "./schemas.js";
 import { openData, sealData } from "./sealing.js";
 import { tokenStore, type StoredToken } from "./store.js";
 import { tokenTypeSpec, validateTokenData, type TokenType } from "./token-types.js";
@@ -109,9 +110,9 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
     return { ...record, data: openData(key, record.tenantId, record.id, sealed) };
   }
 
-  function evaluate(template: string, data: unknown, field: string, errors: FieldErrors): unknown {
+  function evaluate(template: string, scope: ExpressionScope, field: string, errors: FieldErrors): unknown {
     try {
-      return expressions.evaluate(template, { data });
+      return expressions.evaluate(template, scope);
     } catch (error) {
       if (!(error instanceof ExpressionError)) throw error;
       (errors[field] ??= []).push(error.message);
@@ -120,9 +121,9 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   }
 
   function evaluateMask(mask: MaskExpression, data: unknown, errors: FieldErrors): unknown {
-    if (typeof mask === "string") return evaluate(mask, data, "mask", errors);
+    if (typeof mask === "string") return evaluate(mask, { data }, "mask", errors);
     return Object.fromEntries(
-      Object.entries(mask).map(([k, t]) => [k, evaluate(t, data, `mask.${k}`, errors)]),
+      Object.entries(mask).map(([k, t]) => [k, evaluate(t, { data }, `mask.${k}`, errors)]),
     );
   }
 
@@ -149,7 +150,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   function derive(draft: TokenDraft, writeKey: WriteKeys, errors: FieldErrors): Derived {
     const blindValues: string[] = [];
     draft.searchIndexes.forEach((template, i) => {
-      const value = evaluate(template, draft.data, `search_indexes[${i}]`, errors);
+      const value = evaluate(template, { data: draft.data }, `search_indexes[${i}]`, errors);
       if (value === undefined && errors[`search_indexes[${i}]`] !== undefined) return;
       const single =
         (typeof value === "string" && value !== "") ||
@@ -161,7 +162,13 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       }
       blindValues.push(blindIndex(writeKey.index, String(value)));
     });
-    const printed = evaluate(draft.fingerprintExpression, draft.data, "fingerprint_expression", errors);
+    // Basis Theory's fingerprints may combine data and metadata (wire-format §4.5).
+    const printed = evaluate(
+      draft.fingerprintExpression,
+      { data: draft.data, metadata: draft.metadata },
+      "fingerprint_expression",
+      errors,
+    );
     if (draft.mask !== null) evaluateMask(draft.mask, draft.data, errors);
     if (Object.keys(errors).length > 0) throw AppError.validation(errors);
     const text = typeof printed === "string" ? printed : JSON.stringify(printed ?? null);
@@ -179,6 +186,9 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   function checkDraft(draft: TokenDraft, errors: FieldErrors): void {
     const add = (field: string, message: string) => (errors[field] ??= []).push(message);
     if (draft.containers.length === 0) add("containers", "must hold at least one container");
+    if (Object.keys(draft.metadata).length > MAX_METADATA_ENTRIES) {
+      add("metadata", `must hold at most ${MAX_METADATA_ENTRIES} entries`);
+    }
     draft.containers.forEach((c, i) => {
       const problem = containerProblem(c);
       if (problem !== undefined) add(`containers[${i}]`, problem);
@@ -268,10 +278,14 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 
     const id = resolveId(input.id, data, errors);
     const derived = derive(draft, writeKey, errors);
-    const writes = tokenStore(trx);
 
     if (input.deduplicateToken === true) {
-      const existing = await writes.findByFingerprint(principal.tenantId, type, derived.fingerprint, now());
+      const existing = await tokenStore(trx).findByFingerprint(
+        principal.tenantId,
+        type,
+        derived.fingerprint,
+        now(),
+      );
       if (existing !== undefined) {
         const readable = decide(principal.application, "token:read", existing.record.containers);
         if (readable === undefined)
@@ -298,7 +312,12 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       modifiedAt: null,
     };
     try {
-      await writes.insert(record, sealData(writeKey.data, record.tenantId, record.id, data), derived.rows);
+      await tokens.insert(
+        record,
+        sealData(writeKey.data, record.tenantId, record.id, data),
+        derived.rows,
+        trx,
+      );
     } catch (error) {
       if (isUniqueViolation(error))
         throw new AppError("conflict", `A token with id ${record.id} already exists.`);
@@ -313,7 +332,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
     if (given === undefined) return undefined;
     let id = given;
     if (given.includes("{{")) {
-      const value = evaluate(given, data, "id", errors);
+      const value = evaluate(given, { data }, "id", errors);
       if (errors.id !== undefined) throw AppError.validation(errors);
       id = typeof value === "string" ? value : JSON.stringify(value ?? "");
     }
@@ -362,7 +381,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         metadata:
           patch.metadata === undefined
             ? current.metadata
-            : (mergePatch(current.metadata, patch.metadata ?? {}) as Record<string, string>),
+            : ((mergePatch(current.metadata, patch.metadata) ?? {}) as Record<string, string>),
         searchIndexes:
           patch.searchIndexes === undefined
             ? current.searchIndexes
@@ -461,11 +480,18 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       },
     ): Promise<unknown> {
       const requests: { at: string; input: CreateTokenInput; primitive: boolean }[] = [];
+      const problems: FieldErrors = {};
       const plan = (node: unknown, at: string): unknown => {
         if (Array.isArray(node)) return node.map((item, i) => plan(item, `${at}[${i}]`));
         if (isPlainObject(node)) {
           if (typeof node.type === "string") {
-            requests.push({ at, input: io.parse(node, at), primitive: false });
+            try {
+              requests.push({ at, input: io.parse(node, at), primitive: false });
+            } catch (error) {
+              if (!(error instanceof AppError) || error.errors === undefined) throw error;
+              Object.assign(problems, error.errors);
+              return null;
+            }
             return requests.length - 1;
           }
           return Object.fromEntries(
@@ -477,6 +503,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         return requests.length - 1;
       };
       const shape = plan(body, "");
+      if (Object.keys(problems).length > 0) throw AppError.validation(problems);
       if (requests.length > MAX_TOKENIZE_ITEMS) {
         throw AppError.validation({ body: [`must hold at most ${MAX_TOKENIZE_ITEMS} values to tokenize`] });
       }
@@ -514,12 +541,23 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
      */
     async detokenize(principal: Principal, body: unknown): Promise<unknown> {
       const ids = new Set<string>();
+      const unsupported = new Set<string>();
       const collect = (node: unknown): void => {
-        if (typeof node === "string") for (const match of node.matchAll(EXPRESSION)) ids.add(match[1]!);
-        else if (Array.isArray(node)) node.forEach(collect);
+        if (typeof node === "string") {
+          for (const [whole, inner] of node.matchAll(ANY_EXPRESSION)) {
+            const id = inner!.trim();
+            if (/^[^\s{}|]+$/.test(id)) ids.add(id);
+            else unsupported.add(whole);
+          }
+        } else if (Array.isArray(node)) node.forEach(collect);
         else if (isPlainObject(node)) Object.values(node).forEach(collect);
       };
       collect(body);
+      if (unsupported.size > 0) {
+        throw AppError.validation({
+          body: [...unsupported].map((e) => `${e} is not supported: detokenize takes {{ <token id> }} only`),
+        });
+      }
       if (ids.size > MAX_DETOKENIZE_TOKENS) {
         throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });
       }
@@ -536,7 +574,9 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
           throw AppError.forbidden(`The Application may not read token ${stored.record.id}.`);
         const view = show(decision, await open(stored));
         if (view.shown === undefined) {
-          throw AppError.forbidden(`The Application's rule redacts the data of token ${stored.record.id}.`);
+          throw AppError.forbidden(
+            `The Application's rule shows no data of token ${stored.record.id} (it redacts it, or masks it and the token has no mask).`,
+          );
         }
         values.set(stored.record.id, view.shown.value);
       }
@@ -570,6 +610,7 @@ function hasControlCharacter(text: string): boolean {
   return [...text].some((c) => c.charCodeAt(0) < 0x20);
 }
 
+const ANY_EXPRESSION = /\{\{([^{}]*)\}\}/g;
 const EXPRESSION = /\{\{\s*([^\s{}|]+)\s*\}\}/g;
 const WHOLE_EXPRESSION = /^\s*\{\{\s*([^\s{}|]+)\s*\}\}\s*$/;
 

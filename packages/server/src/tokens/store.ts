@@ -33,6 +33,26 @@ function fromRow(row: Row): StoredToken {
   };
 }
 
+/** Any well-typed row: compiling an INSERT needs values, but only the SQL text is kept. */
+const PROBE_SEALED: SealedData = { ciphertext: "", keyVersion: 0 };
+const PROBE_RECORD: TokenRecord = {
+  id: "",
+  tenantId: "",
+  type: "token",
+  fingerprint: "",
+  fingerprintExpression: "",
+  mask: "",
+  searchIndexes: [],
+  metadata: {},
+  containers: [],
+  expiresAt: "",
+  createdBy: "",
+  createdAt: "",
+  modifiedBy: "",
+  modifiedAt: "",
+};
+
+/** Column order matters: INSERTs are precompiled and take these values positionally. */
 function toRow(record: TokenRecord, sealed: SealedData): Row {
   return {
     tenant_id: record.tenantId,
@@ -79,38 +99,34 @@ export function tokenStore(db: Executor) {
       .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", "")]))
       .compile();
 
-  async function insertIndexRows(tenantId: string, tokenId: string, rows: TokenIndexRows): Promise<void> {
-    if (rows.blindValues.length > 0) {
-      await db
-        .insertInto("token_index_values")
-        .values(
-          [...new Set(rows.blindValues)].map((blind_value) => ({
-            tenant_id: tenantId,
-            blind_value,
-            token_id: tokenId,
-          })),
-        )
-        .execute();
-    }
-    if (rows.containers.length > 0) {
-      await db
-        .insertInto("token_containers")
-        .values(rows.containers.map((container) => ({ tenant_id: tenantId, container, token_id: tokenId })))
-        .execute();
-    }
-    if (rows.metadata.length > 0) {
-      await db
-        .insertInto("token_metadata")
-        .values(
-          rows.metadata.map(([key, value_folded]) => ({
-            tenant_id: tenantId,
-            key,
-            value_folded,
-            token_id: tokenId,
-          })),
-        )
-        .execute();
-    }
+  // Creates run these on every request: compiled once per store from `db`, executed on whichever executor
+  // (the database or a transaction) the call is given.
+  let statements: ReturnType<typeof compileInserts> | undefined;
+  const compileInserts = () => ({
+    token: db.insertInto("tokens").values(toRow(PROBE_RECORD, PROBE_SEALED)).compile(),
+    indexValue: db
+      .insertInto("token_index_values")
+      .values({ tenant_id: "", blind_value: "", token_id: "" })
+      .compile(),
+    container: db
+      .insertInto("token_containers")
+      .values({ tenant_id: "", container: "", token_id: "" })
+      .compile(),
+    metadata: db
+      .insertInto("token_metadata")
+      .values({ tenant_id: "", key: "", value_folded: "", token_id: "" })
+      .compile(),
+  });
+
+  async function insertIndexRows(via: Executor, tenantId: string, tokenId: string, rows: TokenIndexRows) {
+    statements ??= compileInserts();
+    const run = (query: CompiledQuery, parameters: unknown[]) =>
+      via.executeQuery(CompiledQuery.raw(query.sql, parameters));
+    for (const blind of new Set(rows.blindValues))
+      await run(statements.indexValue, [tenantId, blind, tokenId]);
+    for (const container of rows.containers) await run(statements.container, [tenantId, container, tokenId]);
+    for (const [key, folded] of rows.metadata)
+      await run(statements.metadata, [tenantId, key, folded, tokenId]);
   }
 
   async function deleteIndexRows(tenantId: string, tokenId: string): Promise<void> {
@@ -121,9 +137,15 @@ export function tokenStore(db: Executor) {
 
   return {
     /** Callers run this in a transaction: a token never exists without its index rows, nor they without it. */
-    async insert(record: TokenRecord, sealed: SealedData, rows: TokenIndexRows): Promise<void> {
-      await db.insertInto("tokens").values(toRow(record, sealed)).execute();
-      await insertIndexRows(record.tenantId, record.id, rows);
+    async insert(
+      record: TokenRecord,
+      sealed: SealedData,
+      rows: TokenIndexRows,
+      via: Executor = db,
+    ): Promise<void> {
+      statements ??= compileInserts();
+      await via.executeQuery(CompiledQuery.raw(statements.token.sql, Object.values(toRow(record, sealed))));
+      await insertIndexRows(via, record.tenantId, record.id, rows);
     },
 
     /**
@@ -146,7 +168,7 @@ export function tokenStore(db: Executor) {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await deleteIndexRows(tenant_id, id);
-      await insertIndexRows(tenant_id, id, rows);
+      await insertIndexRows(db, tenant_id, id, rows);
       return true;
     },
 
