@@ -51,6 +51,7 @@ export interface GrantInput {
  */
 export function validateGrant({ type, permissions, rules }: GrantInput): FieldErrors {
   const errors: FieldErrors = {};
+  // Field names here are fixed paths (permissions[0], rules[1].priority), never names a client chose.
   const add = (field: string, message: string) => (errors[field] ??= []).push(message);
 
   if (permissions.length === 0 && rules.length === 0)

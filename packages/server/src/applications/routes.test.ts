@@ -246,6 +246,11 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
         { expires_at: ["must be a valid date-time"] },
       ],
       [
+        "expires_at on a leap second",
+        { ...privateApp, expires_at: "2030-12-31T23:59:60Z" },
+        { expires_at: ["must be a valid date-time"] },
+      ],
+      [
         "expires_at in the past",
         { ...privateApp, expires_at: "2001-01-01T00:00:00Z" },
         { expires_at: ["must be in the future"] },

@@ -8,7 +8,7 @@ import {
 import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
-import { AppError, textProblem, type FieldErrors } from "../server/errors.js";
+import { AppError, parseTimestamp, textProblem, type FieldErrors } from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import type { Executor } from "../storage/database.js";
 import { applicationStore } from "./store.js";
@@ -56,16 +56,19 @@ export function createApplicationService({ db, clock }: ApplicationServiceDeps) 
 
     async create(principal: Principal, input: CreateApplicationInput): Promise<IssuedApplication> {
       const now = clock.now();
-      const expiresAt = input.expiresAt === undefined ? null : new Date(input.expiresAt);
+      const parsed = input.expiresAt === undefined ? undefined : parseTimestamp(input.expiresAt);
+      const expiresAt = parsed !== undefined && "iso" in parsed ? parsed.iso : null;
       const checked = checkedInput(input.type, input, {
-        ...(expiresAt !== null && expiresAt <= now && { expires_at: ["must be in the future"] }),
+        ...(parsed !== undefined && "problem" in parsed && { expires_at: [parsed.problem] }),
+        ...(expiresAt !== null &&
+          expiresAt <= now.toISOString() && { expires_at: ["must be in the future"] }),
       });
       assertMayGrant(principal, checked.permissions);
       return insertApplication(db, {
         tenantId: principal.tenantId,
         createdBy: principal.application.id,
         createdAt: now,
-        expiresAt: expiresAt?.toISOString() ?? null,
+        expiresAt,
         type: input.type,
         ...checked,
       });

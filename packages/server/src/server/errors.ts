@@ -97,3 +97,30 @@ export function textProblem(value: string): string | undefined {
   if (value.includes("\u0000")) return "must not contain NUL characters";
   return undefined;
 }
+
+export function hasControlCharacter(text: string): boolean {
+  return [...text].some((c) => c.charCodeAt(0) < 0x20);
+}
+
+/**
+ * Adds a message under a field that may be named by the client. Own-property checks and defineProperty keep
+ * names like `constructor` or `__proto__` from reaching Object.prototype.
+ */
+export function addError(errors: FieldErrors, field: string, message: string): void {
+  if (!Object.hasOwn(errors, field)) {
+    Object.defineProperty(errors, field, { value: [], enumerable: true, writable: true, configurable: true });
+  }
+  const list = errors[field]!;
+  if (!list.includes(message)) list.push(message);
+}
+
+/**
+ * A date-time that passed the schema's RFC 3339 check as an ISO string, or a problem. RFC 3339 allows a leap
+ * second (23:59:60), which JavaScript dates cannot represent.
+ */
+export function parseTimestamp(text: string): { iso: string } | { problem: string } {
+  const time = new Date(text).getTime();
+  return Number.isNaN(time)
+    ? { problem: "must be a valid date-time" }
+    : { iso: new Date(time).toISOString() };
+}

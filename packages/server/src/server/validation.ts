@@ -1,7 +1,8 @@
 import { Ajv, type Options, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
 import type { TSchema } from "typebox";
-import type { FieldErrors } from "./errors.js";
+import { addError, type FieldErrors } from "./errors.js";
+import { NO_CONTROL_CHARACTERS } from "./schemas.js";
 
 export interface ValidationIssue {
   keyword: string;
@@ -66,9 +67,7 @@ export function fieldErrors(issues: readonly ValidationIssue[], context: string 
       field = field ? `${field}.${named}` : named;
     }
     const key = field || (context ?? "body");
-    const message = describe(issue);
-    const list = (errors[key] ??= []);
-    if (!list.includes(message)) list.push(message);
+    addError(errors, key, describe(issue));
   }
   return errors;
 }
@@ -96,6 +95,10 @@ function describe(issue: ValidationIssue): string {
       return `must have at least ${String(p.limit)} items`;
     case "maxItems":
       return `must have at most ${String(p.limit)} items`;
+    case "pattern":
+      return p.pattern === NO_CONTROL_CHARACTERS
+        ? "must not contain control characters"
+        : "has an invalid format";
     case "format":
       return `must be a valid ${String(p.format)}`;
     default:

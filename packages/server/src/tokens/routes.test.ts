@@ -196,6 +196,11 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
       ["no container", { data: "x", containers: [] }, { containers: ["must hold at least one container"] }],
       ["an unknown field", { data: "x", contaners: ["/a/"] }, { contaners: ["is not a known field"] }],
       [
+        "a leap-second expiry",
+        { data: "x", expires_at: "2030-12-31T23:59:60Z" },
+        { expires_at: ["must be a valid date-time"] },
+      ],
+      [
         "a wrongly typed field",
         { data: "x", deduplicate_token: "yes" },
         { deduplicate_token: ["must be a boolean"] },
@@ -615,6 +620,42 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
           errors: {
             body: [`{{ ${token.id} | last4 }} is not supported: detokenize takes {{ <token id> }} only`],
           },
+        },
+      );
+    });
+
+    it("answers hostile shapes with 400s: prototype names, deep nesting, NUL, missing bodies", async () => {
+      // Built as text: the test's own JSON.stringify would overflow first.
+      const deep = (levels: number) => `${'{"a":'.repeat(levels)}"x"${"}".repeat(levels)}`;
+      expectProblem(
+        await server.request("POST", "/tokens", { key: backend, rawBody: '{"data":"x","constructor":"y"}' }),
+        400,
+        {
+          errors: { constructor: ["is not a known field"] },
+        },
+      );
+      expectProblem(
+        await server.request("POST", "/tokens", { key: backend, rawBody: `{"data":${deep(5000)}}` }),
+        400,
+        {
+          errors: { data: ["must not nest deeper than 32 levels"] },
+        },
+      );
+      expectProblem(await server.request("POST", "/tokenize", { key: backend, rawBody: deep(5000) }), 400, {
+        errors: { body: ["must not nest deeper than 32 levels"] },
+      });
+      expectProblem(await server.request("POST", "/detokenize", { key: backend }), 400, {
+        errors: { body: ["is required"] },
+      });
+      expectProblem(await server.request("GET", "/tokens?metadata.%00=x", { key: backend }), 400);
+      expectProblem(await server.request("GET", "/tokens/a%00b", { key: backend }), 400, {
+        errors: { id: ["must not contain control characters"] },
+      });
+      expectProblem(
+        await server.request("POST", "/detokenize", { key: backend, body: { x: "{{ a\u0000b }}" } }),
+        400,
+        {
+          errors: { body: ["{{ a\u0000b }} is not supported: detokenize takes {{ <token id> }} only"] },
         },
       );
     });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { principalOf } from "../server/auth.js";
-import { AppError } from "../server/errors.js";
+import { AppError, hasControlCharacter } from "../server/errors.js";
 import { pageRequest } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { createValidator } from "../server/validation.js";
@@ -49,6 +49,7 @@ function parseNestedCreate(node: unknown, at: string): CreateTokenInput {
  * These bodies are any JSON, so the result can be a bare string, which Fastify would otherwise send as
  * text/plain without quotes.
  */
+
 function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
   return reply.type("application/json; charset=utf-8").send(JSON.stringify(value));
 }
@@ -93,8 +94,10 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
               (v) => [key.slice("metadata.".length), String(v)] as const,
             ),
           );
-        if (metadata.some(([key]) => key === "")) {
-          throw AppError.validation({ metadata: ["metadata filters are written metadata.<key>=<value>"] });
+        if (metadata.some(([key, value]) => key === "" || hasControlCharacter(key + value))) {
+          throw AppError.validation({
+            metadata: ["metadata filters are written metadata.<key>=<value>, without control characters"],
+          });
         }
         const page = await service.list(
           principalOf(request),

@@ -1,6 +1,6 @@
 import { Type, type Static } from "typebox";
 import { PageParams, PageOf } from "../server/pagination.js";
-import { StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import { NO_CONTROL_CHARACTERS, StringEnum, Timestamp, Uuid } from "../server/schemas.js";
 import { TOKEN_TYPES } from "./token-types.js";
 
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -120,11 +120,14 @@ export const TokenSchema = Type.Object({
   _extras: Type.Optional(Type.Object({ deduplicated: Type.Boolean() })),
 });
 
-export const TokenIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 400 }) });
+/** Token ids never hold control characters (creation refuses them), and PostgreSQL text cannot hold NUL. */
+const TokenId = Type.String({ minLength: 1, maxLength: 400, pattern: NO_CONTROL_CHARACTERS });
+
+export const TokenIdParams = Type.Object({ id: TokenId });
 
 export const ListTokensQuery = Type.Object(
   {
-    id: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 400 }), { maxItems: 100 })),
+    id: Type.Optional(Type.Array(TokenId, { maxItems: 100 })),
     type: Type.Optional(TokenType),
     ...PageParams,
   },

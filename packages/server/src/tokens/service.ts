@@ -5,8 +5,15 @@ import type { Principal } from "../applications/types.js";
 import type { Clock } from "../clock.js";
 import { blindIndex, fingerprintOf, foldCase } from "../crypto/blind-index.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
+import { nestsDeeperThan } from "../json/depth.js";
 import { isPlainObject, mergePatch } from "../json/merge-patch.js";
-import { AppError, type FieldErrors } from "../server/errors.js";
+import {
+  AppError,
+  addError,
+  hasControlCharacter,
+  parseTimestamp,
+  type FieldErrors,
+} from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import { isUniqueViolation, type Executor, type Store } from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
@@ -21,6 +28,7 @@ import type { MaskExpression, Token, TokenIndexRows, TokenRecord } from "./types
 export const MAX_DATA_BYTES = 32 * 1024;
 export const MAX_TOKENIZE_ITEMS = 1000;
 export const MAX_DETOKENIZE_TOKENS = 100;
+export const MAX_BODY_DEPTH = 32;
 const ID_LENGTH = { min: 3, max: 400 };
 
 export interface CreateTokenInput {
@@ -115,7 +123,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       return expressions.evaluate(template, scope);
     } catch (error) {
       if (!(error instanceof ExpressionError)) throw error;
-      (errors[field] ??= []).push(error.message);
+      addError(errors, field, error.message);
       return undefined;
     }
   }
@@ -157,7 +165,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         typeof value === "number" ||
         typeof value === "boolean";
       if (!single) {
-        (errors[`search_indexes[${i}]`] ??= []).push("must evaluate to one non-empty value");
+        addError(errors, `search_indexes[${i}]`, "must evaluate to one non-empty value");
         return;
       }
       blindValues.push(blindIndex(writeKey.index, String(value)));
@@ -184,7 +192,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 
   /** Field checks that need no expression: data, containers, metadata, expiry, expressions' syntax. */
   function checkDraft(draft: TokenDraft, errors: FieldErrors): void {
-    const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+    const add = (field: string, message: string) => addError(errors, field, message);
     if (draft.containers.length === 0) add("containers", "must hold at least one container");
     if (Object.keys(draft.metadata).length > MAX_METADATA_ENTRIES) {
       add("metadata", `must hold at most ${MAX_METADATA_ENTRIES} entries`);
@@ -210,20 +218,33 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         add(field, error.message);
       }
     };
+    if (draft.fingerprintExpression.includes("\u0000"))
+      add("fingerprint_expression", "must not contain NUL characters");
     draft.searchIndexes.forEach((t, i) => syntax(`search_indexes[${i}]`, t));
     syntax("fingerprint_expression", draft.fingerprintExpression);
     if (typeof draft.mask === "string") syntax("mask", draft.mask);
     else if (draft.mask !== null) for (const [k, t] of Object.entries(draft.mask)) syntax(`mask.${k}`, t);
   }
 
+  function timestamp(text: string, errors: FieldErrors): string | null {
+    const parsed = parseTimestamp(text);
+    if ("iso" in parsed) return parsed.iso;
+    addError(errors, "expires_at", parsed.problem);
+    return null;
+  }
+
   function checkedData(type: TokenType, data: unknown, errors: FieldErrors): unknown {
+    if (nestsDeeperThan(data, MAX_BODY_DEPTH)) {
+      addError(errors, "data", `must not nest deeper than ${MAX_BODY_DEPTH} levels`);
+      return undefined;
+    }
     const result = validateTokenData(type, data);
     if ("errors" in result) {
       Object.assign(errors, result.errors);
       return undefined;
     }
     if (Buffer.byteLength(JSON.stringify(result.data), "utf8") > MAX_DATA_BYTES) {
-      (errors.data ??= []).push(`must be at most ${MAX_DATA_BYTES} bytes as JSON`);
+      addError(errors, "data", `must be at most ${MAX_DATA_BYTES} bytes as JSON`);
     }
     return result.data;
   }
@@ -265,10 +286,12 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       fingerprintExpression: input.fingerprintExpression ?? spec.fingerprintExpression,
       mask: input.mask ?? spec.mask ?? null,
       containers: [...new Set((input.containers ?? [spec.defaultContainer]).map(normalizeContainer))],
-      expiresAt: input.expiresAt === undefined ? null : new Date(input.expiresAt).toISOString(),
+      expiresAt: input.expiresAt === undefined ? null : timestamp(input.expiresAt, errors),
     };
     if (input.searchIndexes !== undefined && !spec.acceptsSearchIndexes) {
-      (errors.search_indexes ??= []).push(
+      addError(
+        errors,
+        "search_indexes",
         "are accepted only for token, social_security_number and employer_id_number tokens",
       );
     }
@@ -400,10 +423,12 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
             ? current.expiresAt
             : patch.expiresAt === null
               ? null
-              : new Date(patch.expiresAt).toISOString(),
+              : timestamp(patch.expiresAt, errors),
       };
       if (patch.searchIndexes && patch.searchIndexes.length > 0 && !spec.acceptsSearchIndexes) {
-        (errors.search_indexes ??= []).push(
+        addError(
+          errors,
+          "search_indexes",
           "are accepted only for token, social_security_number and employer_id_number tokens",
         );
       }
@@ -502,6 +527,10 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         requests.push({ at, input: { type: "token", data: node }, primitive: true });
         return requests.length - 1;
       };
+      if (body === undefined) throw AppError.validation({ body: ["is required"] });
+      if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+        throw AppError.validation({ body: [`must not nest deeper than ${MAX_BODY_DEPTH} levels`] });
+      }
       const shape = plan(body, "");
       if (Object.keys(problems).length > 0) throw AppError.validation(problems);
       if (requests.length > MAX_TOKENIZE_ITEMS) {
@@ -546,12 +575,16 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         if (typeof node === "string") {
           for (const [whole, inner] of node.matchAll(ANY_EXPRESSION)) {
             const id = inner!.trim();
-            if (/^[^\s{}|]+$/.test(id)) ids.add(id);
+            if (/^[^\s{}|]+$/.test(id) && !hasControlCharacter(id)) ids.add(id);
             else unsupported.add(whole);
           }
         } else if (Array.isArray(node)) node.forEach(collect);
         else if (isPlainObject(node)) Object.values(node).forEach(collect);
       };
+      if (body === undefined) throw AppError.validation({ body: ["is required"] });
+      if (nestsDeeperThan(body, MAX_BODY_DEPTH)) {
+        throw AppError.validation({ body: [`must not nest deeper than ${MAX_BODY_DEPTH} levels`] });
+      }
       collect(body);
       if (unsupported.size > 0) {
         throw AppError.validation({
@@ -605,10 +638,6 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 }
 
 export type TokenService = ReturnType<typeof createTokenService>;
-
-function hasControlCharacter(text: string): boolean {
-  return [...text].some((c) => c.charCodeAt(0) < 0x20);
-}
 
 const ANY_EXPRESSION = /\{\{([^{}]*)\}\}/g;
 const EXPRESSION = /\{\{\s*([^\s{}|]+)\s*\}\}/g;
