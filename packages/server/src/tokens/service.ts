@@ -191,8 +191,14 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   }
 
   /** Field checks that need no expression: data, containers, metadata, expiry, expressions' syntax. */
-  function checkDraft(draft: TokenDraft, errors: FieldErrors): void {
+  function checkDraft(draft: TokenDraft, errors: FieldErrors, options: { indexesGiven: boolean }): void {
     const add = (field: string, message: string) => addError(errors, field, message);
+    if (options.indexesGiven && !tokenTypeSpec(draft.type).acceptsSearchIndexes) {
+      add(
+        "search_indexes",
+        "are accepted only for token, social_security_number and employer_id_number tokens",
+      );
+    }
     if (draft.containers.length === 0) add("containers", "must hold at least one container");
     if (Object.keys(draft.metadata).length > MAX_METADATA_ENTRIES) {
       add("metadata", `must hold at most ${MAX_METADATA_ENTRIES} entries`);
@@ -288,14 +294,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       containers: [...new Set((input.containers ?? [spec.defaultContainer]).map(normalizeContainer))],
       expiresAt: input.expiresAt === undefined ? null : timestamp(input.expiresAt, errors),
     };
-    if (input.searchIndexes !== undefined && !spec.acceptsSearchIndexes) {
-      addError(
-        errors,
-        "search_indexes",
-        "are accepted only for token, social_security_number and employer_id_number tokens",
-      );
-    }
-    checkDraft(draft, errors);
+    checkDraft(draft, errors, { indexesGiven: input.searchIndexes !== undefined });
     if (Object.keys(errors).length > 0) throw AppError.validation(errors);
     assertMayWrite(principal, "token:create", draft.containers);
 
@@ -425,14 +424,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
               ? null
               : timestamp(patch.expiresAt, errors),
       };
-      if (patch.searchIndexes && patch.searchIndexes.length > 0 && !spec.acceptsSearchIndexes) {
-        addError(
-          errors,
-          "search_indexes",
-          "are accepted only for token, social_security_number and employer_id_number tokens",
-        );
-      }
-      checkDraft(draft, errors);
+      checkDraft(draft, errors, { indexesGiven: (patch.searchIndexes?.length ?? 0) > 0 });
       if (Object.keys(errors).length > 0) throw AppError.validation(errors);
       if (patch.containers !== undefined) assertMayWrite(principal, "token:update", draft.containers);
       const derived = derive(draft, writeKey, errors);
