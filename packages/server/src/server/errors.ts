@@ -95,11 +95,22 @@ export function toProblem(error: AppError, instance: string | undefined): Proble
 export function textProblem(value: string): string | undefined {
   if (value.trim().length === 0) return "must not be blank";
   if (value.includes("\u0000")) return "must not contain NUL characters";
+  if (hasLoneSurrogate(value)) return "must be well-formed Unicode";
   return undefined;
 }
 
 export function hasControlCharacter(text: string): boolean {
   return [...text].some((c) => c.charCodeAt(0) < 0x20);
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * A lone UTF-16 surrogate cannot be encoded as UTF-8: each store would replace it (differently), so a value
+ * stored with one would not read back as itself.
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  return LONE_SURROGATE.test(text);
 }
 
 /**

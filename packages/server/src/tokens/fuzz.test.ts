@@ -942,6 +942,8 @@ interface Context {
   readonly deletable: readonly string[];
   /** Every token created before the fuzzing, by raw id. */
   readonly allIds: readonly string[];
+  /** The same without the seeded tokens. */
+  readonly unseeded: readonly string[];
 }
 
 /** Ids a caller's writes may aim at: never the seeded tokens for the top-level key, which may change them. */
@@ -952,7 +954,8 @@ function writeIds(ctx: Context, caller: Caller, pool: readonly string[]): string
 interface TokenEndpoint {
   readonly name: string;
   readonly method: string;
-  readonly path: (ctx: Context, caller: Caller) => fc.Arbitrary<string>;
+  /** `writes` when the method may be replaced by a writing one: the path then holds only ids the caller may change. */
+  readonly path: (ctx: Context, caller: Caller, writes: boolean) => fc.Arbitrary<string>;
   readonly query?: (ctx: Context) => fc.Arbitrary<string>;
   readonly body?: (ctx: Context) => fc.Arbitrary<string | Uint8Array>;
   readonly contentType?: fc.Arbitrary<string | null>;
@@ -971,7 +974,11 @@ const ENDPOINTS: Readonly<Record<string, TokenEndpoint>> = {
     body: () => createBodyText,
   },
   list: { name: "list", method: "GET", path: () => fc.constant("/tokens"), query: listQuery },
-  get: { name: "get", method: "GET", path: (ctx) => idPath(ctx.allIds) },
+  get: {
+    name: "get",
+    method: "GET",
+    path: (ctx, caller, writes) => idPath(writes ? writeIds(ctx, caller, ctx.unseeded) : ctx.allIds),
+  },
   patch: {
     name: "patch",
     method: "PATCH",
@@ -1022,7 +1029,7 @@ function tokenRequests(ctx: Context, options: Options): fc.Arbitrary<FuzzRequest
       const ownKey = fc.constant([["svc-api-key", ctx.keys[caller]] as const] as readonly Header[]);
       const query = endpoint.query?.(ctx) ?? (options.anyQuery === true ? listQuery(ctx) : undefined);
       return fc.record({
-        path: endpoint.path(ctx, caller),
+        path: endpoint.path(ctx, caller, options.otherMethod === true),
         query: query === undefined ? fc.constant("") : fc.oneof(fc.constant(""), query),
         key:
           options.fuzzKeys === true
@@ -1143,6 +1150,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API under fuzzing", () => {
       patchable,
       deletable,
       allIds: [...seeded.map((s) => s.id), ...patchable, ...deletable],
+      unseeded: [...patchable, ...deletable],
     };
   });
   afterAll(() => server?.close());
@@ -1255,5 +1263,33 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API under fuzzing", () => {
     }
     const redacted = await server.request("GET", `/tokens/${ctx.seeded[0]!.id}`, { key: ctx.keys.private });
     expect(redacted.body).not.toHaveProperty("data");
+  });
+
+  // Last, because on a store that breaks on it the token poisons every later list that can see it.
+  it("refuses a caller-chosen id with a lone surrogate, or stores a token that lists and detokenizes by it", async () => {
+    const key: Header = ["svc-api-key", ctx.keys.private];
+    const json: Header = ["content-type", "application/json"];
+    const create = fuzzRequest({
+      method: "POST",
+      target: "/tokens",
+      headers: [key, json],
+      body: '{"id":"fuzz-\\ud800-id","data":"lone surrogate","containers":["/pci/surrogate/"]}',
+    });
+    const created = await checkRequest(server.url, create, leaks);
+    if (created.status !== 201) return;
+    const id = (JSON.parse(created.text) as { id: string }).id;
+    const list = fuzzRequest({ method: "GET", target: "/tokens?size=100", headers: [key] });
+    const listed = await checkRequest(server.url, list, leaks);
+    expect(listed.status, listed.text).toBe(200);
+    expect((JSON.parse(listed.text) as { data: { id: string }[] }).data.map((t) => t.id)).toContain(id);
+    const detokenize = fuzzRequest({
+      method: "POST",
+      target: "/detokenize",
+      headers: [key, json],
+      body: JSON.stringify({ x: `{{ ${id} }}` }),
+    });
+    const detokenized = await checkRequest(server.url, detokenize, leaks);
+    expect(detokenized.status, detokenized.text).toBe(200);
+    expect(JSON.parse(detokenized.text)).toEqual({ x: "lone surrogate" });
   });
 });

@@ -145,7 +145,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
         await server.request("POST", "/tokens", { key: backend, body: { id: "ab", data: "x" } }),
         400,
         {
-          errors: { id: ["must be 3 to 400 characters without control characters"] },
+          errors: { id: ["must be 3 to 400 characters of well-formed text without control characters"] },
         },
       );
     });
@@ -195,6 +195,11 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
       ],
       ["no container", { data: "x", containers: [] }, { containers: ["must hold at least one container"] }],
       ["an unknown field", { data: "x", contaners: ["/a/"] }, { contaners: ["is not a known field"] }],
+      [
+        "an id with a lone surrogate",
+        { id: "tok-\ud800-x", data: "x" },
+        { id: ["must be 3 to 400 characters of well-formed text without control characters"] },
+      ],
       [
         "a leap-second expiry",
         { data: "x", expires_at: "2030-12-31T23:59:60Z" },

@@ -11,6 +11,7 @@ import {
   AppError,
   addError,
   hasControlCharacter,
+  hasLoneSurrogate,
   parseTimestamp,
   type FieldErrors,
 } from "../server/errors.js";
@@ -208,10 +209,10 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       if (problem !== undefined) add(`containers[${i}]`, problem);
     });
     for (const [key, value] of Object.entries(draft.metadata)) {
-      if (key.trim() === "" || key.includes("\u0000") || value.includes("\u0000")) {
+      if (key.trim() === "" || [key, value].some((t) => t.includes("\u0000") || hasLoneSurrogate(t))) {
         add(
           `metadata.${key}`,
-          "keys must not be blank and neither keys nor values may contain NUL characters",
+          "keys must not be blank; keys and values must be well-formed text without NUL characters",
         );
       }
     }
@@ -358,9 +359,16 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       if (errors.id !== undefined) throw AppError.validation(errors);
       id = typeof value === "string" ? value : JSON.stringify(value ?? "");
     }
-    if (id.length < ID_LENGTH.min || id.length > ID_LENGTH.max || hasControlCharacter(id)) {
+    if (
+      id.length < ID_LENGTH.min ||
+      id.length > ID_LENGTH.max ||
+      hasControlCharacter(id) ||
+      hasLoneSurrogate(id)
+    ) {
       throw AppError.validation({
-        id: [`must be ${ID_LENGTH.min} to ${ID_LENGTH.max} characters without control characters`],
+        id: [
+          `must be ${ID_LENGTH.min} to ${ID_LENGTH.max} characters of well-formed text without control characters`,
+        ],
       });
     }
     return id;
