@@ -242,21 +242,19 @@ export function tokenStore(db: Executor) {
       }
       // Visibility is part of the query, not a filter afterwards, so pages are full and totals are right.
       if (!filter.readablePrefixes.includes("/")) {
-        query = query.where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom("token_containers as c")
-              .select(sql.lit(1).as("one"))
-              .whereRef("c.tenant_id", "=", "t.tenant_id")
-              .whereRef("c.token_id", "=", "t.id")
-              .where((eb) =>
-                eb.or(
-                  filter.readablePrefixes.map((prefix) =>
-                    eb(eb.fn("substr", ["c.container", sql.lit(1), sql.lit(prefix.length)]), "=", prefix),
-                  ),
+        // Not correlated: SQLite would otherwise scan the tenant's container rows once per token (quadratic).
+        query = query.where("t.id", "in", (eb) =>
+          eb
+            .selectFrom("token_containers as c")
+            .select("c.token_id")
+            .where("c.tenant_id", "=", tenantId)
+            .where((inner) =>
+              inner.or(
+                filter.readablePrefixes.map((prefix) =>
+                  inner(inner.fn("substr", ["c.container", sql.lit(1), sql.lit(prefix.length)]), "=", prefix),
                 ),
               ),
-          ),
+            ),
         );
       }
       const [rows, count] = await Promise.all([
