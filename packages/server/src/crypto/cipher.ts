@@ -28,11 +28,14 @@ export function decrypt(key: Buffer, sealed: Buffer, aad: string): Buffer {
   if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== FORMAT_VERSION) throw new DecryptionError();
   const iv = sealed.subarray(1, 1 + IV_BYTES);
   const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
-  const decipher = createDecipheriv("aes-256-gcm", key, iv);
+  const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(Buffer.from(aad, "utf8"));
   decipher.setAuthTag(tag);
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]);
+    const plaintext = decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES));
+    // GCM releases nothing at final(); it only checks the tag, and must, before the plaintext is returned.
+    decipher.final();
+    return plaintext;
   } catch {
     throw new DecryptionError();
   }

@@ -9,9 +9,21 @@ import type { Database } from "./schema.js";
 /** A query handle: the database itself or an open transaction (Kysely's Transaction extends Kysely). */
 export type Executor = Kysely<Database>;
 
+/**
+ * Runs a precompiled single-row SELECT on the hot path (authentication, token lookup) and answers its first row.
+ * It sees committed data only, never the writes of a group commit still under way.
+ */
+export type ReadOne = <Row>(query: CompiledQuery) => Promise<Row | undefined>;
+
+/** The plain path, through Kysely; used on PostgreSQL and whenever no faster reader exists. */
+export function readOneThrough(db: Executor): ReadOne {
+  return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows[0];
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   readonly db: Executor;
+  readonly readOne: ReadOne;
   /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
   /**
@@ -46,15 +58,44 @@ function openSqlite(file: string): Store {
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: withStatementCache(connection) }),
   });
+  const reader = file === ":memory:" ? undefined : openReader(file);
   return {
     dialect: "sqlite",
     db,
+    readOne: reader?.readOne ?? readOneThrough(db),
     transaction: (fn) => db.transaction().execute(fn),
     write: groupCommit(db),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      reader?.close();
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * A second connection for the hot point reads. Kysely serialises every query on the one writing connection, so
+ * without it a token lookup would wait behind a whole group commit (and would see its uncommitted writes if it
+ * did not). In WAL mode this reader sees the last committed state and never blocks the writer; calling
+ * better-sqlite3 directly also spares the lookup Kysely's per-query connection handling.
+ */
+function openReader(file: string): { readOne: ReadOne; close(): void } {
+  const connection = new SQLite(file);
+  connection.pragma("query_only = ON");
+  connection.pragma("busy_timeout = 5000");
+  const statements = withStatementCache(connection);
+  return {
+    readOne: <Row>(query: CompiledQuery) => {
+      try {
+        const statement = statements.prepare(query.sql) as SQLite.Statement<unknown[], Row>;
+        return Promise.resolve(statement.get(...query.parameters));
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+    },
+    close: () => connection.close(),
   };
 }
 
@@ -65,7 +106,9 @@ const STATEMENT_CACHE_SIZE = 256;
  * queries are built from a fixed set of shapes (values are always parameters), so a small cache keyed by SQL
  * text holds them all. Kysely runs one query at a time on this connection, so a statement is never shared.
  */
-function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+function withStatementCache(connection: SQLite.Database): SqliteDatabase & {
+  prepare(text: string): SQLite.Statement;
+} {
   const cache = new Map<string, SQLite.Statement>();
   return {
     prepare(text: string) {
@@ -89,6 +132,7 @@ function openPostgres(url: string, poolSize: number): Store {
   return {
     dialect: "postgres",
     db,
+    readOne: readOneThrough(db),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {
         if (options?.lock !== undefined) {

@@ -97,7 +97,7 @@ interface Derived {
 
 export function createTokenService({ store, keys, expressions, clock }: TokenServiceDeps) {
   /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
-  const tokens = tokenStore(store.db);
+  const tokens = tokenStore(store.db, store.readOne);
   const now = () => clock.now().toISOString();
 
   /**

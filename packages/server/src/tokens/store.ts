@@ -1,5 +1,5 @@
 import { CompiledQuery, sql, type Selectable } from "kysely";
-import type { Executor } from "../storage/database.js";
+import { readOneThrough, type Executor, type ReadOne } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
@@ -87,7 +87,7 @@ export interface TokenListFilter {
 }
 
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
-export function tokenStore(db: Executor) {
+export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) {
   // Every read of a token runs this: compiled once per store (on first use), then only its parameters change.
   let byId: CompiledQuery | undefined;
   const compileById = () =>
@@ -174,8 +174,8 @@ export function tokenStore(db: Executor) {
 
     async findById(tenantId: string, id: string, now: string): Promise<StoredToken | undefined> {
       byId ??= compileById();
-      const { rows } = await db.executeQuery<Row>(CompiledQuery.raw(byId.sql, [tenantId, id, now]));
-      return rows[0] && fromRow(rows[0]);
+      const row = await readOne<Row>(CompiledQuery.raw(byId.sql, [tenantId, id, now]));
+      return row && fromRow(row);
     },
 
     async findManyByIds(tenantId: string, ids: readonly string[], now: string): Promise<StoredToken[]> {
