@@ -85,16 +85,10 @@ function openReader(file: string): { readOne: ReadOne; close(): void } {
   const connection = new SQLite(file);
   connection.pragma("query_only = ON");
   connection.pragma("busy_timeout = 5000");
-  const statements = withStatementCache(connection);
+  const prepare = statementCache(connection);
   return {
-    readOne: <Row>(query: CompiledQuery) => {
-      try {
-        const statement = statements.prepare(query.sql) as SQLite.Statement<unknown[], Row>;
-        return Promise.resolve(statement.get(...query.parameters));
-      } catch (error) {
-        return Promise.reject(error as Error);
-      }
-    },
+    readOne: async <Row>(query: CompiledQuery) =>
+      prepare(query.sql).get(...query.parameters) as Row | undefined,
     close: () => connection.close(),
   };
 }
@@ -106,21 +100,20 @@ const STATEMENT_CACHE_SIZE = 256;
  * queries are built from a fixed set of shapes (values are always parameters), so a small cache keyed by SQL
  * text holds them all. Kysely runs one query at a time on this connection, so a statement is never shared.
  */
-function withStatementCache(connection: SQLite.Database): SqliteDatabase & {
-  prepare(text: string): SQLite.Statement;
-} {
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  return { prepare: statementCache(connection), close: () => connection.close() };
+}
+
+function statementCache(connection: SQLite.Database): (text: string) => SQLite.Statement {
   const cache = new Map<string, SQLite.Statement>();
-  return {
-    prepare(text: string) {
-      let statement = cache.get(text);
-      if (statement === undefined) {
-        statement = connection.prepare(text);
-        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-        cache.set(text, statement);
-      }
-      return statement;
-    },
-    close: () => connection.close(),
+  return (text) => {
+    let statement = cache.get(text);
+    if (statement === undefined) {
+      statement = connection.prepare(text);
+      if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+      cache.set(text, statement);
+    }
+    return statement;
   };
 }
 
