@@ -13,7 +13,7 @@ export interface Decision {
 }
 
 /** The whole tree: implicit rules from top-level permissions cover every container. */
-const ROOT = "/";
+export const ROOT = "/";
 
 // After Basis Theory (wire-format §4.6): a permission held outside any rule applies everywhere, shown masked,
 // except token:use, which exists to hand real values to reactors.
@@ -48,6 +48,25 @@ export function effectiveRules(grantee: Grantee): AccessRule[] {
  */
 export function containerCovers(ruleContainer: string, tokenContainer: string): boolean {
   return tokenContainer.startsWith(ruleContainer);
+}
+
+/**
+ * Every path the containers lie under, the root excepted (it covers everything), mapped to whether it is one of
+ * the containers itself. A rule container other than the root covers a token exactly when it is one of these
+ * paths, which is how the search index turns rule checks into equality lookups.
+ */
+export function containerPaths(containers: readonly string[]): Map<string, boolean> {
+  const paths = new Map<string, boolean>();
+  for (const container of containers) {
+    if (container === ROOT) paths.set(ROOT, true);
+    let end = container.indexOf("/", 1);
+    while (end !== -1) {
+      const path = container.slice(0, end + 1);
+      paths.set(path, paths.get(path) === true || path === container);
+      end = container.indexOf("/", end + 1);
+    }
+  }
+  return paths;
 }
 
 /**

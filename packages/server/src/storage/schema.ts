@@ -9,9 +9,9 @@ export interface Database {
   applications: ApplicationsTable;
   tessera_meta: MetaTable;
   tokens: TokensTable;
-  token_index_values: TokenIndexValuesTable;
-  token_containers: TokenContainersTable;
-  token_metadata: TokenMetadataTable;
+  token_data_index: TokenDataIndexTable;
+  token_metadata_index: TokenMetadataIndexTable;
+  token_container_index: TokenContainerIndexTable;
 }
 
 export interface TokensTable {
@@ -26,7 +26,7 @@ export interface TokensTable {
   fingerprint_expression: string | null;
   /** JSON: the mask expression(s) as given, or null. */
   mask: string | null;
-  /** JSON: the index expressions (their HMACed values live in token_index_values). */
+  /** JSON: the index expressions (their HMACed values live in token_data_index). */
   search_indexes: string;
   /** JSON object of strings. */
   metadata: string;
@@ -39,25 +39,39 @@ export interface TokensTable {
   modified_at: string | null;
 }
 
-export interface TokenIndexValuesTable {
+/**
+ * What every search index row repeats from its token: the order of results (created_at, then id) is the tail of
+ * each index key, and type and expiry let a search filter and count without visiting the token (DESIGN §7).
+ */
+export interface IndexedTokenColumns {
+  created_at: string;
+  token_id: string;
+  type: string;
+  expires_at: string | null;
+}
+
+export interface TokenDataIndexTable extends IndexedTokenColumns {
   tenant_id: string;
   /** HMAC of the case-folded evaluated index value under the tenant's index key. */
   blind_value: string;
-  token_id: string;
 }
 
-export interface TokenContainersTable {
-  tenant_id: string;
-  container: string;
-  token_id: string;
-}
-
-export interface TokenMetadataTable {
+export interface TokenMetadataIndexTable extends IndexedTokenColumns {
   tenant_id: string;
   key: string;
   /** Case-folded for the spec's case-insensitive exact metadata match. */
   value_folded: string;
-  token_id: string;
+}
+
+/**
+ * One row per path a token's containers lie under (`/pci/high/` gives `/pci/` and `/pci/high/`), the root
+ * excepted: a subtree search or an access rule is then one equality lookup.
+ */
+export interface TokenContainerIndexTable extends IndexedTokenColumns {
+  tenant_id: string;
+  path: string;
+  /** 1 when the path is one of the token's containers itself, 0 when it only lies above one. */
+  exact: number;
 }
 
 export interface TenantsTable {

@@ -704,7 +704,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
             .then((r) => r.length);
         await expect.poll(rows, { timeout: 5_000 }).toBe(0);
         const children = await store.db
-          .selectFrom("token_containers")
+          .selectFrom("token_container_index")
           .select("token_id")
           .where("token_id", "=", token.id)
           .execute();

@@ -470,14 +470,14 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       filter: { ids: readonly string[]; type?: TokenType; metadata: readonly (readonly [string, string])[] },
       page: PageRequest,
     ): Promise<Page<TokenView>> {
-      const readablePrefixes = effectiveRules(principal.application)
+      const readablePaths = effectiveRules(principal.application)
         .filter((r) => r.container !== undefined && r.permissions.includes("token:read"))
         .map((r) => r.container as string);
       const { items, total } = await tokens.list(principal.tenantId, {
         ids: filter.ids,
         ...(filter.type !== undefined && { type: filter.type }),
         metadata: filter.metadata.map(([k, v]) => [k, foldCase(v)] as const),
-        readablePrefixes,
+        readablePaths,
         now: now(),
         offset: offsetOf(page),
         limit: page.size,

@@ -1,4 +1,5 @@
 import { CompiledQuery, sql, type Selectable } from "kysely";
+import { containerPaths, ROOT } from "../access/decide.js";
 import { readOneThrough, type Executor, type ReadOne } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import type { TokenType } from "./token-types.js";
@@ -79,8 +80,8 @@ export interface TokenListFilter {
   readonly type?: string;
   /** Exact, case-folded metadata matches, all of which must hold. */
   readonly metadata: readonly (readonly [key: string, folded: string])[];
-  /** Container prefixes the caller may read through; a token is listed when one of its containers has one. */
-  readonly readablePrefixes: readonly string[];
+  /** The containers of the caller's rules for reading; a token is listed when it lies under one of them. */
+  readonly readablePaths: readonly string[];
   readonly now: string;
   readonly offset: number;
   readonly limit: number;
@@ -100,37 +101,40 @@ export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) 
       .compile();
 
   // Creates run these on every request: compiled once per store from `db`, executed on whichever executor
-  // (the database or a transaction) the call is given.
+  // (the database or a transaction) the call is given. The index rows repeat the token's created_at, type and
+  // expiry in this order (see storage/schema.ts IndexedTokenColumns).
   let statements: ReturnType<typeof compileInserts> | undefined;
+  const tail = { created_at: "", token_id: "", type: "", expires_at: "" };
   const compileInserts = () => ({
     token: db.insertInto("tokens").values(toRow(PROBE_RECORD, PROBE_SEALED)).compile(),
-    indexValue: db
-      .insertInto("token_index_values")
-      .values({ tenant_id: "", blind_value: "", token_id: "" })
+    data: db
+      .insertInto("token_data_index")
+      .values({ tenant_id: "", blind_value: "", ...tail })
       .compile(),
     container: db
-      .insertInto("token_containers")
-      .values({ tenant_id: "", container: "", token_id: "" })
+      .insertInto("token_container_index")
+      .values({ tenant_id: "", path: "", exact: 0, ...tail })
       .compile(),
     metadata: db
-      .insertInto("token_metadata")
-      .values({ tenant_id: "", key: "", value_folded: "", token_id: "" })
+      .insertInto("token_metadata_index")
+      .values({ tenant_id: "", key: "", value_folded: "", ...tail })
       .compile(),
   });
 
-  async function insertIndexRows(via: Executor, tenantId: string, tokenId: string, rows: TokenIndexRows) {
+  async function insertIndexRows(via: Executor, record: TokenRecord, rows: TokenIndexRows) {
     statements ??= compileInserts();
-    const run = (query: CompiledQuery, parameters: unknown[]) =>
-      via.executeQuery(CompiledQuery.raw(query.sql, parameters));
-    for (const blind of new Set(rows.blindValues))
-      await run(statements.indexValue, [tenantId, blind, tokenId]);
-    for (const container of rows.containers) await run(statements.container, [tenantId, container, tokenId]);
-    for (const [key, folded] of rows.metadata)
-      await run(statements.metadata, [tenantId, key, folded, tokenId]);
+    const tailValues = [record.createdAt, record.id, record.type, record.expiresAt];
+    const run = (query: CompiledQuery, key: unknown[]) =>
+      via.executeQuery(CompiledQuery.raw(query.sql, [record.tenantId, ...key, ...tailValues]));
+    for (const blind of new Set(rows.blindValues)) await run(statements.data, [blind]);
+    for (const [path, exact] of containerPaths(rows.containers)) {
+      await run(statements.container, [path, exact ? 1 : 0]);
+    }
+    for (const [key, folded] of rows.metadata) await run(statements.metadata, [key, folded]);
   }
 
   async function deleteIndexRows(tenantId: string, tokenId: string): Promise<void> {
-    for (const table of ["token_index_values", "token_containers", "token_metadata"] as const) {
+    for (const table of ["token_data_index", "token_container_index", "token_metadata_index"] as const) {
       await db.deleteFrom(table).where("tenant_id", "=", tenantId).where("token_id", "=", tokenId).execute();
     }
   }
@@ -145,7 +149,7 @@ export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) 
     ): Promise<void> {
       statements ??= compileInserts();
       await via.executeQuery(CompiledQuery.raw(statements.token.sql, Object.values(toRow(record, sealed))));
-      await insertIndexRows(via, record.tenantId, record.id, rows);
+      await insertIndexRows(via, record, rows);
     },
 
     /**
@@ -168,7 +172,7 @@ export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) 
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await deleteIndexRows(tenant_id, id);
-      await insertIndexRows(db, tenant_id, id, rows);
+      await insertIndexRows(db, record, rows);
       return true;
     },
 
@@ -220,7 +224,7 @@ export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) 
     },
 
     async list(tenantId: string, filter: TokenListFilter): Promise<{ items: StoredToken[]; total: number }> {
-      if (filter.readablePrefixes.length === 0) return { items: [], total: 0 };
+      if (filter.readablePaths.length === 0) return { items: [], total: 0 };
       let query = db
         .selectFrom("tokens as t")
         .where("t.tenant_id", "=", tenantId)
@@ -228,33 +232,26 @@ export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) 
       if (filter.ids.length > 0) query = query.where("t.id", "in", filter.ids);
       if (filter.type !== undefined) query = query.where("t.type", "=", filter.type);
       for (const [key, folded] of filter.metadata) {
-        query = query.where((eb) =>
-          eb.exists(
-            eb
-              .selectFrom("token_metadata as m")
-              .select(sql.lit(1).as("one"))
-              .whereRef("m.tenant_id", "=", "t.tenant_id")
-              .whereRef("m.token_id", "=", "t.id")
-              .where("m.key", "=", key)
-              .where("m.value_folded", "=", folded),
-          ),
+        query = query.where("t.id", "in", (eb) =>
+          eb
+            .selectFrom("token_metadata_index as m")
+            .select("m.token_id")
+            .where("m.tenant_id", "=", tenantId)
+            .where("m.key", "=", key)
+            .where("m.value_folded", "=", folded),
         );
       }
       // Visibility is part of the query, not a filter afterwards, so pages are full and totals are right.
-      if (!filter.readablePrefixes.includes("/")) {
-        // Not correlated: SQLite would otherwise scan the tenant's container rows once per token (quadratic).
-        query = query.where("t.id", "in", (eb) =>
-          eb
-            .selectFrom("token_containers as c")
-            .select("c.token_id")
-            .where("c.tenant_id", "=", tenantId)
-            .where((inner) =>
-              inner.or(
-                filter.readablePrefixes.map((prefix) =>
-                  inner(inner.fn("substr", ["c.container", sql.lit(1), sql.lit(prefix.length)]), "=", prefix),
-                ),
-              ),
-            ),
+      if (!filter.readablePaths.includes(ROOT)) {
+        query = query.where((eb) =>
+          eb.exists(
+            eb
+              .selectFrom("token_container_index as c")
+              .select(sql.lit(1).as("one"))
+              .where("c.tenant_id", "=", tenantId)
+              .whereRef("c.token_id", "=", "t.id")
+              .where("c.path", "in", filter.readablePaths),
+          ),
         );
       }
       const [rows, count] = await Promise.all([
