@@ -93,7 +93,14 @@ export async function up(db: Kysely<any>): Promise<void> {
         ]),
       );
     }
-    const tokens = await query.execute();
+    const tokens = (await query.execute()) as {
+      tenant_id: string;
+      id: string;
+      containers: string;
+      created_at: string;
+      type: string;
+      expires_at: string | null;
+    }[];
     if (tokens.length === 0) break;
     const rows = tokens.flatMap((t) =>
       [...containerPaths(JSON.parse(t.containers) as string[])].map(([path, exact]) => ({
