@@ -15,15 +15,23 @@ export type Executor = Kysely<Database>;
  */
 export type ReadOne = <Row>(query: CompiledQuery) => Promise<Row | undefined>;
 
+/** Like ReadOne, for every row: searches, whose statements are read-only and may take a while. */
+export type ReadAll = <Row>(query: CompiledQuery) => Promise<Row[]>;
+
 /** The plain path, through Kysely; used on PostgreSQL and whenever no faster reader exists. */
 export function readOneThrough(db: Executor): ReadOne {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows[0];
+}
+
+export function readAllThrough(db: Executor): ReadAll {
+  return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows;
 }
 
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   readonly db: Executor;
   readonly readOne: ReadOne;
+  readonly readAll: ReadAll;
   /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
   /**
@@ -63,6 +71,7 @@ function openSqlite(file: string): Store {
     dialect: "sqlite",
     db,
     readOne: reader?.readOne ?? readOneThrough(db),
+    readAll: reader?.readAll ?? readAllThrough(db),
     transaction: (fn) => db.transaction().execute(fn),
     write: groupCommit(db),
     ping: async () => {
@@ -81,7 +90,7 @@ function openSqlite(file: string): Store {
  * did not). In WAL mode this reader sees the last committed state and never blocks the writer; calling
  * better-sqlite3 directly also spares the lookup Kysely's per-query connection handling.
  */
-function openReader(file: string): { readOne: ReadOne; close(): void } {
+function openReader(file: string): { readOne: ReadOne; readAll: ReadAll; close(): void } {
   const connection = new SQLite(file);
   connection.pragma("query_only = ON");
   connection.pragma("busy_timeout = 5000");
@@ -89,6 +98,7 @@ function openReader(file: string): { readOne: ReadOne; close(): void } {
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
+    readAll: async <Row>(query: CompiledQuery) => prepare(query.sql).all(...query.parameters) as Row[],
     close: () => connection.close(),
   };
 }
@@ -126,6 +136,7 @@ function openPostgres(url: string, poolSize: number): Store {
     dialect: "postgres",
     db,
     readOne: readOneThrough(db),
+    readAll: readAllThrough(db),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {
         if (options?.lock !== undefined) {
