@@ -11,6 +11,7 @@ import {
   CreateTokenBody,
   ListTokensQuery,
   PatchTokenBody,
+  SearchTokensBody,
   TokenIdParams,
   TokenPage,
   TokenSchema,
@@ -107,6 +108,30 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
             ...(request.query.type !== undefined && { type: request.query.type }),
           },
           pageRequest(request.query),
+        );
+        return { ...page, data: page.data.map(presentToken) };
+      },
+    );
+
+    app.post(
+      "/tokens/search",
+      {
+        config: { permission: "token:search" },
+        schema: {
+          tags,
+          summary: "Search tokens",
+          description:
+            "Results are ordered by created_at descending, then id; each token's data is shown through the " +
+            "caller's rule for token:search. New tokens are searchable as soon as their create returns.",
+          body: SearchTokensBody,
+          response: responses({ 200: TokenPage }),
+        },
+      },
+      async (request) => {
+        const page = await service.search(
+          principalOf(request),
+          request.body.query ?? "",
+          pageRequest(request.body),
         );
         return { ...page, data: page.data.map(presentToken) };
       },

@@ -135,3 +135,19 @@ export const ListTokensQuery = Type.Object(
 );
 
 export const TokenPage = PageOf(TokenSchema);
+
+export const SearchTokensBody = Type.Object(
+  {
+    query: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], {
+        description:
+          "Lucene-style query (spec §4.1, docs/search.md); empty or null matches every token the caller may search. " +
+          "At most 4 KiB, 64 terms and 16 levels of parentheses.",
+        examples: ["type:social_security_number AND metadata.region:eu AND created_at:[2025-01-01 TO *]"],
+      }),
+    ),
+    ...PageParams,
+  },
+  { additionalProperties: false },
+);
+export type SearchTokensBody = Static<typeof SearchTokensBody>;

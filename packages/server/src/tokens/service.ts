@@ -15,6 +15,8 @@ import {
   parseTimestamp,
   type FieldErrors,
 } from "../server/errors.js";
+import { parseQuery, QueryError } from "../search/parser.js";
+import { toPredicate, type Predicate } from "../search/predicate.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import { isUniqueViolation, type Executor, type Store } from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
@@ -22,7 +24,7 @@ import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./
 import { MAX_METADATA_ENTRIES } from "./schemas.js";
 import { openData, sealData } from "./sealing.js";
 import { tokenStore, type StoredToken } from "./store.js";
-import { tokenTypeSpec, validateTokenData, type TokenType } from "./token-types.js";
+import { TOKEN_TYPES, tokenTypeSpec, validateTokenData, type TokenType } from "./token-types.js";
 import type { MaskExpression, Token, TokenIndexRows, TokenRecord } from "./types.js";
 
 /** Serialized token data above this is refused: a vault holds secrets, not documents. */
@@ -95,9 +97,20 @@ interface Derived {
   readonly rows: TokenIndexRows;
 }
 
+/** A query as the search compiler takes it; every problem with it is a 400 naming its place (DESIGN §7). */
+function parseSearch(query: string): Predicate | undefined {
+  try {
+    const tree = parseQuery(query);
+    return tree && toPredicate(tree, { types: TOKEN_TYPES });
+  } catch (error) {
+    if (!(error instanceof QueryError)) throw error;
+    throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
+  }
+}
+
 export function createTokenService({ store, keys, expressions, clock }: TokenServiceDeps) {
   /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
-  const tokens = tokenStore(store.db, store.readOne);
+  const tokens = tokenStore(store.db, store.readOne, store.readAll);
   const now = () => clock.now().toISOString();
 
   /**
@@ -486,6 +499,38 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         items.map(async (stored) =>
           show(decideOrNotFound(principal, "token:read", stored.record), await open(stored)),
         ),
+      );
+      return toPage(views, total, page);
+    },
+
+    /**
+     * Search (spec §4.1): parsed and checked here, compiled to one statement for the page and one for the total,
+     * both holding the caller's visibility, so pages are full and totals exact.
+     */
+    async search(principal: Principal, query: string, page: PageRequest): Promise<Page<TokenView>> {
+      const predicate = parseSearch(query);
+      const visiblePaths = effectiveRules(principal.application)
+        .filter((r) => r.container !== undefined && r.permissions.includes("token:search"))
+        .map((r) => r.container as string);
+      const indexKey = (await keys.current(principal.tenantId, "index")).key;
+      const { items, total } = await tokens.search(
+        predicate,
+        {
+          tenantId: principal.tenantId,
+          now: now(),
+          visiblePaths,
+          blind: (value) => blindIndex(indexKey, value),
+        },
+        { offset: offsetOf(page), limit: page.size },
+      );
+      const views = await Promise.all(
+        items.map(async (stored) => {
+          const decision = decide(principal.application, "token:search", stored.record.containers);
+          // The statement already holds the caller's rules; a row it returns must have a deciding rule.
+          if (decision === undefined)
+            throw new Error(`search returned token ${stored.record.id} it may not show`);
+          return show(decision, await open(stored));
+        }),
       );
       return toPage(views, total, page);
     },

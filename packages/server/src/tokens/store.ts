@@ -1,6 +1,14 @@
 import { CompiledQuery, sql, type Selectable } from "kysely";
 import { containerPaths, ROOT } from "../access/decide.js";
-import { readOneThrough, type Executor, type ReadOne } from "../storage/database.js";
+import { compileSearch, type SearchScope } from "../search/compile.js";
+import type { Predicate } from "../search/predicate.js";
+import {
+  readAllThrough,
+  readOneThrough,
+  type Executor,
+  type ReadAll,
+  type ReadOne,
+} from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
@@ -88,7 +96,11 @@ export interface TokenListFilter {
 }
 
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
-export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) {
+export function tokenStore(
+  db: Executor,
+  readOne: ReadOne = readOneThrough(db),
+  readAll: ReadAll = readAllThrough(db),
+) {
   // Every read of a token runs this: compiled once per store (on first use), then only its parameters change.
   let byId: CompiledQuery | undefined;
   const compileById = () =>
@@ -265,6 +277,18 @@ export function tokenStore(db: Executor, readOne: ReadOne = readOneThrough(db)) 
         query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(fromRow), total: Number(count.n) };
+    },
+
+    /** A page of search results and the total; the statements come from search/compile.ts. */
+    async search(
+      predicate: Predicate | undefined,
+      scope: SearchScope,
+      page: { offset: number; limit: number },
+    ): Promise<{ items: StoredToken[]; total: number }> {
+      const compiled = compileSearch(predicate, scope);
+      const rows = await readAll<Row>(compiled.page(page.offset, page.limit).compile(db));
+      const [count] = await readAll<{ n: number | string }>(compiled.count().compile(db));
+      return { items: rows.map(fromRow), total: Number(count?.n ?? 0) };
     },
 
     /** Tokens still sealed under a data key older than `version`, for `keys rewrap`. */

@@ -1,0 +1,235 @@
+import { sql, type RawBuilder, type SqlBool } from "kysely";
+import { ROOT } from "../access/decide.js";
+import type { Database } from "../storage/schema.js";
+import type { Predicate } from "./predicate.js";
+
+/** Who is searching and what they may see; everything a query is scoped by besides the query itself. */
+export interface SearchScope {
+  readonly tenantId: string;
+  /** Tokens expired at this instant are invisible (ISO text, as stored). */
+  readonly now: string;
+  /** Containers of the caller's rules that hold `token:search`; the root among them means every token. */
+  readonly visiblePaths: readonly string[];
+  /** The blind index of a data value under the tenant's index key (crypto/blind-index.ts). */
+  readonly blind: (value: string) => string;
+}
+
+/** The two statements of one search: a page of token rows in result order, and the total count. */
+export interface CompiledSearch {
+  page(offset: number, limit: number): RawBuilder<Database["tokens"]>;
+  count(): RawBuilder<{ n: number | string | bigint }>;
+}
+
+type IndexTable = "token_data_index" | "token_metadata_index" | "token_container_index";
+/** The terms whose index rows a search can walk. */
+type Driver = Extract<Predicate, { kind: "data" | "metadata" | "container" }>;
+
+/**
+ * Where rows come from. `tokens` walks the tokens table in created_at order; an index table walks the rows of
+ * one positive term of a top-level conjunction (the "driver"), whose key ends in (created_at, token_id), so the
+ * result order comes from the index and no sort is needed (checked with EXPLAIN in docs/search.md).
+ */
+interface Source {
+  readonly from: RawBuilder<unknown>;
+  readonly alias: "t" | "d";
+  /** The column holding the token id, and the other columns this source has. */
+  readonly columns: Readonly<Record<string, string>>;
+}
+
+const TOKENS: Source = {
+  from: sql`tokens as t`,
+  alias: "t",
+  columns: {
+    id: "id",
+    type: "type",
+    fingerprint: "fingerprint",
+    created_by: "created_by",
+    modified_by: "modified_by",
+    created_at: "created_at",
+    modified_at: "modified_at",
+    expires_at: "expires_at",
+  },
+};
+
+const indexSource = (table: IndexTable): Source => ({
+  from: sql`${sql.table(table)} as d`,
+  alias: "d",
+  columns: { id: "token_id", type: "type", created_at: "created_at", expires_at: "expires_at" },
+});
+
+/** The nullable token columns: a comparison with NULL must read as false, never unknown, or NOT would lie. */
+const NULLABLE = new Set(["fingerprint", "created_by", "modified_by", "modified_at", "expires_at"]);
+
+/**
+ * Compiles a predicate (or `undefined`: everything) into SQL over the tenant's tokens, with visibility and
+ * expiry inside the statement so that pages are full and totals exact. Values are always parameters.
+ */
+export function compileSearch(predicate: Predicate | undefined, scope: SearchScope): CompiledSearch {
+  const conjuncts = (
+    predicate === undefined ? [] : predicate.kind === "and" ? predicate.children : [predicate]
+  )
+    // `container:"/*"` holds for every token; at the top it filters nothing.
+    .filter((p) => p.kind !== "everything");
+  const driver = pickDriver(conjuncts);
+  const rest = conjuncts.filter((p) => p !== driver);
+  const source = driver === undefined ? TOKENS : indexSource(driverTable(driver));
+  const onSource = rest.filter((p) => availableOn(p, source));
+  const onTokens = rest.filter((p) => !availableOn(p, source));
+  const joinTokens = onTokens.length > 0;
+
+  const compiler = new Compiler(scope);
+  const s = source.alias;
+  const conditions: RawBuilder<SqlBool>[] = [
+    sql<SqlBool>`${sql.ref(`${s}.tenant_id`)} = ${scope.tenantId}`,
+    ...(driver === undefined ? [] : [compiler.driverKey(driver)]),
+    sql<SqlBool>`(${sql.ref(`${s}.expires_at`)} is null or ${sql.ref(`${s}.expires_at`)} > ${scope.now})`,
+    ...(scope.visiblePaths.includes(ROOT) ? [] : [compiler.visible(source)]),
+    ...onSource.map((p) => compiler.compile(p, source)),
+    ...onTokens.map((p) => compiler.compile(p, TOKENS)),
+  ];
+  const where = sql.join(conditions, sql` and `);
+  const from = joinTokens
+    ? sql`${source.from} join tokens as t on t.tenant_id = d.tenant_id and t.id = d.token_id`
+    : source.from;
+  const id = sql.ref(`${s}.${source.columns.id!}`);
+  const created = sql.ref(`${s}.created_at`);
+  // A caller with no rule for searching sees nothing; the statement still runs, so the answer has one shape.
+  const noMatch = scope.visiblePaths.length === 0;
+
+  return {
+    page(offset, limit) {
+      // The page is chosen on the narrowest rows (index only, when it can be), and only its tokens are read.
+      return sql<Database["tokens"]>`
+        select t.* from (
+          select ${id} as token_id, ${created} as created_at from ${from}
+          where ${noMatch ? sql`1 = 0` : where}
+          order by ${created} desc, ${id} desc
+          limit ${limit} offset ${offset}
+        ) as p
+        join tokens as t on t.tenant_id = ${scope.tenantId} and t.id = p.token_id
+        order by p.created_at desc, p.token_id desc`;
+    },
+    count() {
+      return sql<{ n: number }>`select count(*) as n from ${from} where ${noMatch ? sql`1 = 0` : where}`;
+    },
+  };
+}
+
+/** The most selective positive term to walk: a data value, then metadata, then an exact container, a subtree. */
+function pickDriver(conjuncts: readonly Predicate[]): Driver | undefined {
+  const rank = (p: Driver) => (p.kind === "data" ? 0 : p.kind === "metadata" ? 1 : p.subtree ? 3 : 2);
+  let best: Driver | undefined;
+  for (const p of conjuncts) {
+    if (p.kind !== "data" && p.kind !== "metadata" && p.kind !== "container") continue;
+    if (best === undefined || rank(p) < rank(best)) best = p;
+  }
+  return best;
+}
+
+function driverTable(driver: Driver): IndexTable {
+  switch (driver.kind) {
+    case "data":
+      return "token_data_index";
+    case "metadata":
+      return "token_metadata_index";
+    case "container":
+      return "token_container_index";
+  }
+}
+
+/** Whether every column `p` needs exists on `source` (index rows repeat only id, type and the dates). */
+function availableOn(p: Predicate, source: Source): boolean {
+  switch (p.kind) {
+    case "and":
+    case "or":
+      return p.children.every((child) => availableOn(child, source));
+    case "not":
+      return availableOn(p.child, source);
+    case "equals":
+    case "during":
+      return p.column in source.columns;
+    case "data":
+    case "metadata":
+    case "container":
+    case "everything":
+      return true;
+  }
+}
+
+class Compiler {
+  constructor(private readonly scope: SearchScope) {}
+
+  /** The driver's own term, as an equality on its index key (so the walk is a range of that index). */
+  driverKey(driver: Driver): RawBuilder<SqlBool> {
+    switch (driver.kind) {
+      case "data":
+        return sql<SqlBool>`d.blind_value = ${this.scope.blind(driver.value)}`;
+      case "metadata":
+        return sql<SqlBool>`d.key = ${driver.key} and d.value_folded = ${driver.value}`;
+      case "container":
+        return driver.subtree
+          ? sql<SqlBool>`d.path = ${driver.path}`
+          : sql<SqlBool>`d.path = ${driver.path} and d.exact = 1`;
+    }
+  }
+
+  /**
+   * The caller's rules, as one probe per candidate: does the token lie under one of these paths. Correlated on
+   * purpose: it costs one index lookup per row looked at, where a list of every visible token would cost as
+   * many rows as the tenant has.
+   */
+  visible(source: Source): RawBuilder<SqlBool> {
+    const id = sql.ref(`${source.alias}.${source.columns.id!}`);
+    const paths = this.scope.visiblePaths;
+    return sql<SqlBool>`exists (
+      select 1 from token_container_index as v
+      where v.tenant_id = ${this.scope.tenantId} and v.token_id = ${id}
+        and v.path in (${sql.join(paths.map((path) => sql`${path}`))}))`;
+  }
+
+  compile(p: Predicate, source: Source): RawBuilder<SqlBool> {
+    const column = (name: string) => sql.ref(`${source.alias}.${source.columns[name]!}`);
+    const id = column("id");
+    const tenant = this.scope.tenantId;
+    switch (p.kind) {
+      case "and":
+      case "or":
+        return sql<SqlBool>`(${sql.join(
+          p.children.map((child) => this.compile(child, source)),
+          p.kind === "and" ? sql` and ` : sql` or `,
+        )})`;
+      case "not":
+        return sql<SqlBool>`not (${this.compile(p.child, source)})`;
+      case "equals":
+        return NULLABLE.has(p.column)
+          ? sql<SqlBool>`(${column(p.column)} is not null and ${column(p.column)} = ${p.value})`
+          : sql<SqlBool>`${column(p.column)} = ${p.value}`;
+      case "during": {
+        const col = column(p.column);
+        const parts = [
+          ...(NULLABLE.has(p.column) ? [sql`${col} is not null`] : []),
+          ...(p.from === undefined ? [] : [sql`${col} >= ${p.from}`]),
+          ...(p.to === undefined ? [] : [sql`${col} < ${p.to}`]),
+        ];
+        return parts.length === 0 ? sql<SqlBool>`1 = 1` : sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
+      }
+      case "data":
+        return sql<SqlBool>`${id} in (
+          select token_id from token_data_index
+          where tenant_id = ${tenant} and blind_value = ${this.scope.blind(p.value)})`;
+      case "metadata":
+        return sql<SqlBool>`${id} in (
+          select token_id from token_metadata_index
+          where tenant_id = ${tenant} and key = ${p.key} and value_folded = ${p.value})`;
+      case "container":
+        return p.subtree
+          ? sql<SqlBool>`${id} in (
+              select token_id from token_container_index where tenant_id = ${tenant} and path = ${p.path})`
+          : sql<SqlBool>`${id} in (
+              select token_id from token_container_index
+              where tenant_id = ${tenant} and path = ${p.path} and exact = 1)`;
+      case "everything":
+        return sql<SqlBool>`1 = 1`;
+    }
+  }
+}

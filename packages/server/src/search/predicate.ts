@@ -1,0 +1,115 @@
+import { containerProblem, normalizeContainer } from "../access/rules.js";
+import { foldCase } from "../crypto/blind-index.js";
+import type { QueryNode, RangeNode, TermNode } from "./ast.js";
+import { boundInstant, dateProblem, pointInterval, type Interval } from "./dates.js";
+import { METADATA_PREFIX, QueryError } from "./parser.js";
+
+/**
+ * What a query means, independent of any SQL: every value checked and normalised (folded, lower-cased,
+ * turned into millisecond intervals). The compiler and the test's reference evaluator both start from here.
+ */
+export type Predicate =
+  | { readonly kind: "and" | "or"; readonly children: readonly Predicate[] }
+  | { readonly kind: "not"; readonly child: Predicate }
+  | { readonly kind: "equals"; readonly column: EqualsColumn; readonly value: string }
+  | ({ readonly kind: "during"; readonly column: DateColumn } & Interval)
+  /** `value` as written; the compiler turns it into its blind index, which folds case (crypto/blind-index.ts). */
+  | { readonly kind: "data"; readonly value: string }
+  | { readonly kind: "metadata"; readonly key: string; readonly value: string }
+  /** `subtree`: the path and everything below it (`"/pci/*"`); otherwise exactly that container. */
+  | { readonly kind: "container"; readonly path: string; readonly subtree: boolean }
+  /** `container:"/*"`: every token has a container under the root. */
+  | { readonly kind: "everything" };
+
+export type EqualsColumn = "id" | "type" | "fingerprint" | "created_by" | "modified_by";
+export type DateColumn = "created_at" | "modified_at";
+
+export interface PredicateOptions {
+  /** The token types there are; `type:` names one of them. */
+  readonly types: readonly string[];
+}
+
+const WILDCARD_PROBLEM =
+  'wildcards are only allowed at the end of a quoted container, as in container:"/pci/*"';
+
+export function toPredicate(node: QueryNode, options: PredicateOptions): Predicate {
+  switch (node.kind) {
+    case "and":
+    case "or":
+      return { kind: node.kind, children: node.children.map((child) => toPredicate(child, options)) };
+    case "not":
+      return { kind: "not", child: toPredicate(node.child, options) };
+    case "range":
+      return rangePredicate(node);
+    case "term":
+      return termPredicate(node, options);
+  }
+}
+
+function termPredicate(term: TermNode, options: PredicateOptions): Predicate {
+  const { field, value, valueOffset } = term;
+  if (field === "container") return containerPredicate(term);
+  if (value.includes("*")) throw new QueryError(WILDCARD_PROBLEM, charOffset(term, value.indexOf("*")));
+  if (field.startsWith(METADATA_PREFIX)) {
+    return { kind: "metadata", key: field.slice(METADATA_PREFIX.length), value: foldCase(value) };
+  }
+  switch (field) {
+    case "data":
+      return { kind: "data", value };
+    case "created_at":
+    case "modified_at": {
+      const problem = dateProblem(value);
+      if (problem !== undefined) throw new QueryError(problem, valueOffset);
+      return { kind: "during", column: field, ...pointInterval(value) };
+    }
+    case "type":
+      if (!options.types.includes(value)) {
+        throw new QueryError(
+          `unknown token type '${value}'; one of ${options.types.join(", ")}`,
+          valueOffset,
+        );
+      }
+      return { kind: "equals", column: "type", value };
+    case "id":
+    case "fingerprint":
+    case "created_by":
+    case "modified_by":
+      return { kind: "equals", column: field, value };
+    default:
+      // The parser admits no other field; reaching this is a bug, not a bad query.
+      throw new Error(`unhandled search field ${field}`);
+  }
+}
+
+function containerPredicate(term: TermNode): Predicate {
+  const star = term.value.indexOf("*");
+  const subtree = term.quoted && star === term.value.length - 1;
+  if (star !== -1 && !subtree) throw new QueryError(WILDCARD_PROBLEM, charOffset(term, star));
+  const path = normalizeContainer(subtree ? term.value.slice(0, -1) : term.value);
+  if (containerProblem(path) !== undefined) {
+    throw new QueryError(
+      `'${term.value}' is not a container like /pci/high/, or a subtree like "/pci/*"`,
+      term.valueOffset,
+    );
+  }
+  return subtree && path === "/" ? { kind: "everything" } : { kind: "container", path, subtree };
+}
+
+/** Where the value's `index`-th character stands in the query (past the opening quote; escapes aside). */
+function charOffset(term: TermNode, index: number): number {
+  return term.valueOffset + (term.quoted ? 1 : 0) + index;
+}
+
+function rangePredicate(range: RangeNode): Predicate {
+  for (const bound of [range.lower, range.upper]) {
+    const problem = bound && dateProblem(bound.text);
+    if (problem !== undefined) throw new QueryError(problem, bound!.offset);
+  }
+  const { lower, upper } = range;
+  return {
+    kind: "during",
+    column: range.field as DateColumn,
+    ...(lower !== undefined && { from: boundInstant(lower.text, "lower", lower.inclusive) }),
+    ...(upper !== undefined && { to: boundInstant(upper.text, "upper", upper.inclusive) }),
+  };
+}
