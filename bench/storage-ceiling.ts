@@ -47,8 +47,9 @@ db.prepare("insert into tenants (id, name, created_by, created_at) values (?, ?,
 );
 
 // What `POST /tokens {"type":"card_number","data":"<16 digits>"}` writes: the card_number defaults (mask, no
-// search indexes, no metadata, container /pci/high/), a fingerprint that is the same HMAC for the same number,
-// and AES-GCM output for `"<16 digits>"` (version byte, 12-byte IV, 16-byte tag, 18 bytes of JSON) in base64.
+// search indexes, no metadata, container /pci/high/, indexed under each of its paths: /pci/ and /pci/high/), a
+// fingerprint that is the same HMAC for the same number, and AES-GCM output for `"<16 digits>"` (version byte,
+// 12-byte IV, 16-byte tag, 18 bytes of JSON) in base64.
 const CIPHERTEXT_BYTES = 1 + 12 + 16 + JSON.stringify("4242424242424242").length;
 const fingerprint = randomBytes(32).toString("base64url");
 const createdBy = randomUUID();
@@ -57,12 +58,14 @@ const insertToken = db.prepare(
      search_indexes, metadata, containers, expires_at, created_by, created_at, modified_by, modified_at)
    values (?, ?, 'card_number', ?, 1, ?, '{{ data }}', ?, '[]', '{}', '["/pci/high/"]', null, ?, ?, null, null)`,
 );
-const insertContainer = db.prepare(
-  "insert into token_containers (tenant_id, container, token_id) values (?, '/pci/high/', ?)",
+const insertContainerPath = db.prepare(
+  `insert into token_container_index (tenant_id, path, exact, created_at, token_id, type, expires_at)
+   values (?, ?, ?, ?, ?, 'card_number', null)`,
 );
 const MASK = JSON.stringify("{{ data | reveal_last: 4 }}");
 const createToken = db.transaction(() => {
   const id = uuidv7();
+  const createdAt = new Date().toISOString();
   insertToken.run(
     tenantId,
     id,
@@ -70,9 +73,10 @@ const createToken = db.transaction(() => {
     fingerprint,
     MASK,
     createdBy,
-    new Date().toISOString(),
+    createdAt,
   );
-  insertContainer.run(tenantId, id);
+  insertContainerPath.run(tenantId, "/pci/", 0, createdAt, id);
+  insertContainerPath.run(tenantId, "/pci/high/", 1, createdAt, id);
 });
 
 // Latencies per transaction, in milliseconds; grown by doubling so the loop does not allocate per token.

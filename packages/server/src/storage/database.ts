@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type SqliteDatabase } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import type { DatabaseConfig } from "../config.js";
 import type { Database } from "./schema.js";
@@ -73,7 +73,7 @@ function openSqlite(file: string): Store {
     readOne: reader?.readOne ?? readOneThrough(db),
     readAll: reader?.readAll ?? readAllThrough(db),
     transaction: (fn) => db.transaction().execute(fn),
-    write: groupCommit(db),
+    write: groupCommit(db, connection),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -171,14 +171,15 @@ const MAX_GROUP = 256;
  * that one failing write (a duplicate id, say) is rolled back without touching the others. Every caller is
  * answered only after the COMMIT that holds its write has returned: nothing is acknowledged before it is durable.
  */
-function groupCommit(db: Kysely<Database>) {
+function groupCommit(db: Kysely<Database>, connection: SQLite.Database) {
   const queue: PendingWrite[] = [];
   let flushing = false;
 
-  // Plain statements rather than Kysely's savepoint builders: they run once per write on the hot path.
-  const savepoint = CompiledQuery.raw("savepoint write");
-  const release = CompiledQuery.raw("release savepoint write");
-  const rollbackTo = CompiledQuery.raw("rollback to savepoint write");
+  // Run on the connection itself, not through Kysely: they run around every write on the hot path, and the
+  // transaction below holds Kysely's lock on this one connection, so no other query can come between them.
+  const savepoint = connection.prepare("savepoint write");
+  const release = connection.prepare("release savepoint write");
+  const rollbackTo = connection.prepare("rollback to savepoint write");
 
   async function flush(): Promise<void> {
     const batch = queue.splice(0, MAX_GROUP);
@@ -186,14 +187,14 @@ function groupCommit(db: Kysely<Database>) {
       const outcomes = await db.transaction().execute(async (trx) => {
         const settled: Outcome[] = [];
         for (const write of batch) {
-          await trx.executeQuery(savepoint);
+          savepoint.run();
           try {
             settled.push({ ok: true, value: await write.run(trx) });
           } catch (error) {
-            await trx.executeQuery(rollbackTo);
+            rollbackTo.run();
             settled.push({ ok: false, error });
           }
-          await trx.executeQuery(release);
+          release.run();
         }
         return settled;
       });

@@ -589,3 +589,66 @@ describe("properties", () => {
     );
   });
 });
+
+describe("templates evaluated without liquidjs", () => {
+  /** Their shape; each is also every built-in default of that shape (token-types.ts). */
+  const direct = [
+    "{{ data }}",
+    "{{ data | stringify }}",
+    "{{ data | json_stringify }}",
+    "{{ data | last4 }}",
+    "{{ data | reveal_last: 4 }}",
+    "{{ data | remove: '-' }}",
+    "{{ data.number }}",
+    "{{ data.number | reveal_last: 4 }}",
+    "{{ data.account_number | reveal_last: 4 }}",
+    "{{ data.expiration_month }}",
+    "{{ data.size }}",
+    "{{ data.number | last4 }}",
+    "{{ data.number | remove: '-' }}",
+  ];
+  /** The same template with one more space: liquidjs reads it alike, but it no longer has the direct shape. */
+  const throughLiquid = (template: string) => template.replace("{{ ", "{{  ");
+
+  const outcome = (evaluator: ReturnType<typeof createExpressionEngine>, template: string, data: unknown) => {
+    try {
+      return { value: evaluator.evaluate(template, { data }) };
+    } catch (error) {
+      expect(error).toBeInstanceOf(ExpressionError);
+      return { error: (error as Error).message };
+    }
+  };
+  const digits = fc.stringMatching(/^[0-9 -]{0,24}$/);
+  const data = fc.oneof(
+    fc.jsonValue(),
+    digits,
+    fc.record(
+      {
+        number: fc.oneof(digits, fc.jsonValue()),
+        account_number: fc.oneof(digits, fc.integer()),
+        expiration_month: fc.oneof(fc.integer({ min: 1, max: 12 }), fc.string()),
+        size: fc.jsonValue(),
+      },
+      { requiredKeys: [] },
+    ),
+    fc.array(digits),
+  );
+
+  it("give the same value or the same error as liquidjs, for any data", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...direct), data, (template, value) => {
+        expect(outcome(engine, template, value)).toEqual(outcome(engine, throughLiquid(template), value));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("keep the output and memory limits", () => {
+    const small = createExpressionEngine({ maxOutputLength: 10 });
+    for (const template of direct) {
+      for (const value of ["12345678901", { number: "1234-5678-9012" }, ["1", "2"]]) {
+        expect(outcome(small, template, value)).toEqual(outcome(small, throughLiquid(template), value));
+      }
+    }
+  });
+});

@@ -62,7 +62,18 @@ interface Compiled {
   readonly templates: Template[];
   /** Set when the template is one output tag: its value is returned as is, not rendered to text. */
   readonly single?: Output;
+  /** Set when the template has the narrow shape `directEvaluator` evaluates without liquidjs. */
+  readonly direct?: Direct;
 }
+
+/** Charges intermediate sizes against the memory limit, as liquidjs's own limiter does. */
+interface Charge {
+  use(count: number): void;
+}
+
+/** Answers the template's value, or FALLBACK when the data is anything the plain code does not cover. */
+type Direct = (scope: ExpressionScope, memoryLimit: Charge) => unknown;
+const FALLBACK = Symbol("evaluate through liquidjs");
 
 /**
  * Token expressions (spec §4.1, wire-format §4.5) on liquidjs, locked down (DESIGN §1): every tag is
@@ -72,6 +83,7 @@ interface Compiled {
 export function createExpressionEngine(limits: ExpressionLimits = {}): ExpressionEngine {
   const maxTemplateLength = limits.maxTemplateLength ?? 4096;
   const maxOutputLength = limits.maxOutputLength ?? 65536;
+  const renderTimeLimitMs = limits.renderTimeLimitMs ?? 100;
   const liquid = new Liquid({
     fs: NO_FILES,
     relativeReference: false,
@@ -79,7 +91,7 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
     strictVariables: true,
     ownPropertyOnly: true,
     parseLimit: maxTemplateLength,
-    renderLimit: limits.renderTimeLimitMs ?? 100,
+    renderLimit: renderTimeLimitMs,
     memoryLimit: maxOutputLength * MEMORY_PER_OUTPUT_CHAR,
   });
   for (const name of Object.keys(liquid.tags)) delete liquid.tags[name];
@@ -112,12 +124,37 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
     return entry;
   };
 
+  /** The same limits as a liquidjs render: memory for intermediate values, output size, then time. */
+  function evaluateDirect(direct: Direct, scope: ExpressionScope, template: string): unknown {
+    const started = performance.now();
+    const memory = maxOutputLength * MEMORY_PER_OUTPUT_CHAR;
+    let used = 0;
+    const memoryLimit: Charge = {
+      use(count) {
+        if (count > 0 && (used += count) > memory) throw outputTooLarge();
+      },
+    };
+    try {
+      const result = direct(scope, memoryLimit);
+      if (result === FALLBACK) return result;
+      if ((JSON.stringify(result)?.length ?? 0) > maxOutputLength) throw outputTooLarge();
+      if (performance.now() - started > renderTimeLimitMs) throw new ExpressionError("took too long");
+      return result;
+    } catch (error) {
+      throw renderFailure(error, template);
+    }
+  }
+
   return {
     check(template) {
       compile(template);
     },
     evaluate(template, scope) {
-      const { templates, single } = compile(template);
+      const { templates, single, direct } = compile(template);
+      if (direct !== undefined) {
+        const value = evaluateDirect(direct, scope, template);
+        if (value !== FALLBACK) return value;
+      }
       const ctx = new TokenContext(
         Object.assign(Object.create(null) as object, scope),
         liquid.options,
@@ -144,6 +181,42 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
   };
 }
 
+/**
+ * The built-in defaults (token-types.ts) run on every create, and masks on every masked read; through liquidjs
+ * each costs ~20 µs, most of it setting up a render context. Templates of exactly this shape — one output, `data`
+ * or one property of it, at most one of these deterministic filters — are evaluated by plain code instead, and
+ * anything unusual in the data (a missing property, a string's `size`, an array) falls back to liquidjs.
+ * expressions.test.ts proves both give the same value or the same error.
+ */
+const DIRECT_TEMPLATE =
+  /^\{\{ data(?:\.([a-z_]+))?(?: \| (?:(stringify|json_stringify|last4)|reveal_last: (\d{1,4})|remove: '(-)'))? \}\}$/;
+
+function directEvaluator(template: string): Direct | undefined {
+  const match = DIRECT_TEMPLATE.exec(template);
+  if (match === null) return undefined;
+  const [, property, plainFilter, revealLength, removed] = match;
+  const lookup = (data: unknown): unknown => {
+    if (property === undefined) return data;
+    if (typeof data !== "object" || data === null || Array.isArray(data) || !Object.hasOwn(data, property)) {
+      return undefined;
+    }
+    return (data as Record<string, unknown>)[property];
+  };
+  return (scope, memoryLimit) => {
+    const value = lookup(scope.data);
+    if (value === undefined) return FALLBACK;
+    const self = { context: { memoryLimit } };
+    if (plainFilter !== undefined) return FILTERS[plainFilter]!.call(self, value);
+    if (revealLength !== undefined) return FILTERS.reveal_last!.call(self, value, Number(revealLength));
+    if (removed !== undefined) {
+      if (typeof value !== "string") return FALLBACK;
+      memoryLimit.use(value.length + removed.length);
+      return value.split(removed).join("");
+    }
+    return value;
+  };
+}
+
 function compileChecked(liquid: Liquid, template: string): Compiled {
   const templates = liquid.parse(template);
   for (const [root] of liquid.globalVariableSegmentsSync(templates)) {
@@ -157,7 +230,9 @@ function compileChecked(liquid: Liquid, template: string): Compiled {
   }
   const [only] = outputs;
   const blankAround = templates.every((t) => t === only || t.token.getText().trim() === "");
-  return only && outputs.length === 1 && blankAround ? { templates, single: only } : { templates };
+  if (!(only && outputs.length === 1 && blankAround)) return { templates };
+  const direct = directEvaluator(template);
+  return direct === undefined ? { templates, single: only } : { templates, single: only, direct };
 }
 
 /** Parse errors come before any data is seen, so liquidjs's account of the problem can be passed on. */
@@ -242,7 +317,8 @@ function toText(value: unknown): string {
 
 // ---- filters (wire-format §4.5) ----
 
-type Filter = (this: { context: Context }, value: unknown, ...args: unknown[]) => unknown;
+/** Filters need only the memory limiter of liquidjs's context, so plain code can call them too. */
+type Filter = (this: { context: { memoryLimit: Charge } }, value: unknown, ...args: unknown[]) => unknown;
 
 function fail(filter: string, problem: string): never {
   throw new ExpressionError(`filter ${filter}: ${problem}`);
@@ -360,7 +436,7 @@ function expiryPart(card: object, field: string, min: number, max: number): numb
   return fail("card_exp", `value must be card data with a valid ${field}`);
 }
 
-function toJson(this: { context: Context }, value: unknown): unknown {
+function toJson(this: { context: { memoryLimit: Charge } }, value: unknown): unknown {
   if (value === null || value === undefined) return value;
   const json = JSON.stringify(value);
   this.context.memoryLimit.use(json.length);
