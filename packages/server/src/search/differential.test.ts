@@ -1,0 +1,374 @@
+import fc from "fast-check";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STORE_UNAVAILABLE, startTestServer, type TestServer } from "../../test/harness.js";
+
+/**
+ * Differential test: random corpora and random queries, answered by the server (parser, compiler, SQL on the
+ * store under test) and by the small reference evaluator below, which shares no code with the server — it reads
+ * its own query trees, not the server's parse. Both must give the same tokens in the same order.
+ */
+
+const DAY = 86_400_000;
+const BASE = Date.parse("2024-03-10T00:00:00.000Z");
+const QUERY_TIME = BASE + 30 * DAY;
+
+type TokenKind = "token" | "social_security_number" | "employer_id_number" | "card_number";
+const DATA: Record<TokenKind, string[]> = {
+  token: ["alpha", "Alpha", "beta", "ALPHA beta", "Ünïcode"],
+  social_security_number: ["123-45-6789", "987-65-6789", "111-22-3333"],
+  employer_id_number: ["12-3456789", "98-7654321"],
+  card_number: ["4242424242424242", "5555555555554444"],
+};
+const CONTAINERS = ["/a/", "/a/b/", "/a/b/c/", "/ab/", "/d/"];
+const REGIONS = ["eu", "EU", "us", "Eu west"];
+const TIERS = ["gold", "silver"];
+
+interface ModelToken {
+  kind: TokenKind;
+  data: string;
+  indexed: boolean;
+  metadata: Record<string, string>;
+  containers: string[];
+  createdAt: number;
+  expiresAt?: number;
+  /** Patched after creation: new metadata, and who and when. */
+  patch?: { at: number; region: string; byUpdater: boolean };
+}
+
+interface Stored extends ModelToken {
+  id: string;
+  createdBy: "searcher" | "creator";
+  modifiedAt?: number;
+  modifiedBy?: "searcher" | "updater";
+}
+
+const tokenArb: fc.Arbitrary<ModelToken> = fc
+  .record({
+    kind: fc.constantFrom<TokenKind>("token", "social_security_number", "employer_id_number", "card_number"),
+    pick: fc.nat(),
+    indexed: fc.boolean(),
+    region: fc.option(fc.constantFrom(...REGIONS), { nil: undefined }),
+    tier: fc.option(fc.constantFrom(...TIERS), { nil: undefined }),
+    containers: fc.uniqueArray(fc.constantFrom(...CONTAINERS), { minLength: 1, maxLength: 2 }),
+    // Few distinct instants, so that ties on created_at (ordered by id then) and day boundaries are common.
+    createdAt: fc.constantFrom(0, 0, DAY - 1, DAY, DAY + 1, 2 * DAY + 12 * 3_600_000, 5 * DAY),
+    expires: fc.constantFrom(undefined, undefined, undefined, 20 * DAY, 40 * DAY),
+    patch: fc.option(
+      fc.record({
+        day: fc.constantFrom(10, 11),
+        region: fc.constantFrom(...REGIONS),
+        byUpdater: fc.boolean(),
+      }),
+      { nil: undefined },
+    ),
+  })
+  .map((r) => {
+    const values = DATA[r.kind];
+    return {
+      kind: r.kind,
+      data: values[r.pick % values.length]!,
+      indexed: r.kind === "token" ? r.indexed : r.kind !== "card_number",
+      metadata: {
+        ...(r.region !== undefined && { region: r.region }),
+        ...(r.tier !== undefined && { tier: r.tier }),
+      },
+      containers: r.containers,
+      createdAt: BASE + r.createdAt,
+      ...(r.expires !== undefined && { expiresAt: BASE + r.expires }),
+      ...(r.patch !== undefined && {
+        patch: { at: BASE + r.patch.day * DAY, region: r.patch.region, byUpdater: r.patch.byUpdater },
+      }),
+    };
+  });
+
+// ---- queries: the test's own trees, rendered to text with varied spelling ----
+
+type Query =
+  | { op: "and" | "or"; children: Query[]; implicit: boolean }
+  | { op: "not"; child: Query; spelling: "NOT " | "!" | "-" }
+  | { op: "term"; field: string; value: string; quoted: boolean }
+  | { op: "range"; field: "created_at" | "modified_at"; lower?: RangeBound; upper?: RangeBound };
+
+interface RangeBound {
+  text: string;
+  inclusive: boolean;
+}
+
+const dateText = fc
+  .constantFrom(0, 1, 2, 5, 10, 11)
+  .map((d) => new Date(BASE + d * DAY).toISOString().slice(0, 10));
+const instantText = fc
+  .constantFrom(0, DAY - 1, DAY, DAY + 1, 2 * DAY + 12 * 3_600_000, 10 * DAY)
+  .map((ms) => new Date(BASE + ms).toISOString());
+const boundArb = fc.option(fc.record({ text: fc.oneof(dateText, instantText), inclusive: fc.boolean() }), {
+  nil: undefined,
+});
+
+function termArb(ids: string[], appIds: Record<string, string>): fc.Arbitrary<Query> {
+  const term = (field: string, value: fc.Arbitrary<string>, quoted: fc.Arbitrary<boolean> = fc.boolean()) =>
+    fc.record({ op: fc.constant("term" as const), field: fc.constant(field), value, quoted });
+  const allValues = Object.values(DATA).flat();
+  const indexedValues = [...allValues, "6789", "3333", "123456789", "987656789", "4321"];
+  return fc.oneof(
+    term(
+      "type",
+      fc.constantFrom<string>("token", "social_security_number", "employer_id_number", "card_number", "bank"),
+    ),
+    term(
+      "data",
+      fc.constantFrom(...indexedValues).chain((v) => fc.constantFrom(v, v.toUpperCase(), v.toLowerCase())),
+      fc.constant(true),
+    ),
+    term("metadata.region", fc.constantFrom(...REGIONS, "EU WEST", "asia"), fc.constant(true)),
+    term("metadata.tier", fc.constantFrom(...TIERS, "GOLD")),
+    term(
+      "container",
+      fc.oneof(
+        fc.constantFrom(...CONTAINERS, "/A/B/", "/x/"),
+        fc.constantFrom("/a/*", "/a/b/*", "/ab/*", "/*", "/d/*"),
+      ),
+      fc.constant(true),
+    ),
+    term("id", ids.length > 0 ? fc.constantFrom(...ids, "missing") : fc.constant("missing")),
+    term("created_by", fc.constantFrom(appIds.searcher!, appIds.creator!)),
+    term("modified_by", fc.constantFrom(appIds.searcher!, appIds.updater!)),
+    term("created_at", fc.oneof(dateText, instantText), fc.constant(false)),
+    fc.record({
+      op: fc.constant("range" as const),
+      field: fc.constantFrom<"created_at" | "modified_at">("created_at", "modified_at"),
+      lower: boundArb,
+      upper: boundArb,
+    }),
+  );
+}
+
+function queryArb(ids: string[], appIds: Record<string, string>): fc.Arbitrary<Query> {
+  const { tree } = fc.letrec<{ tree: Query }>((tie) => ({
+    tree: fc.oneof(
+      { depthSize: "small", withCrossShrink: true },
+      termArb(ids, appIds),
+      fc.record({
+        op: fc.constantFrom<"and" | "or">("and", "or"),
+        children: fc.array(tie("tree"), { minLength: 2, maxLength: 3 }),
+        implicit: fc.boolean(),
+      }),
+      fc.record({
+        op: fc.constant("not" as const),
+        child: tie("tree"),
+        spelling: fc.constantFrom<"NOT " | "!" | "-">("NOT ", "!", "-"),
+      }),
+    ),
+  }));
+  return tree;
+}
+
+function render(q: Query): string {
+  switch (q.op) {
+    case "term": {
+      const value = q.quoted ? `"${q.value.replace(/(["\\])/g, "\\$1")}"` : q.value;
+      return `${q.field}:${value}`;
+    }
+    case "range": {
+      const lower = q.lower === undefined ? "[*" : `${q.lower.inclusive ? "[" : "{"}${q.lower.text}`;
+      const upper = q.upper === undefined ? "*]" : `${q.upper.text}${q.upper.inclusive ? "]" : "}"}`;
+      return `${q.field}:${lower} TO ${upper}`;
+    }
+    case "not":
+      return `${q.spelling}(${render(q.child)})`;
+    case "and":
+    case "or":
+      return q.children
+        .map((c) => `(${render(c)})`)
+        .join(q.op === "or" ? " OR " : q.implicit ? " " : " AND ");
+  }
+}
+
+// ---- the reference evaluator ----
+
+const fold = (s: string) => s.normalize("NFKC").toLowerCase();
+const startOfDay = (text: string) => Date.parse(`${text}T00:00:00.000Z`);
+const isDate = (text: string) => text.length === 10;
+
+function indexValues(t: Stored): string[] {
+  if (!t.indexed) return [];
+  if (t.kind === "token") return [t.data];
+  return [t.data, t.data.replaceAll("-", ""), t.data.slice(-4)];
+}
+
+function inRange(ms: number | undefined, lower?: RangeBound, upper?: RangeBound): boolean {
+  if (ms === undefined) return false;
+  if (lower !== undefined) {
+    const from = isDate(lower.text)
+      ? startOfDay(lower.text) + (lower.inclusive ? 0 : DAY)
+      : Date.parse(lower.text) + (lower.inclusive ? 0 : 1);
+    if (ms < from) return false;
+  }
+  if (upper !== undefined) {
+    const to = isDate(upper.text)
+      ? startOfDay(upper.text) + (upper.inclusive ? DAY : 0)
+      : Date.parse(upper.text) + (upper.inclusive ? 1 : 0);
+    if (ms >= to) return false;
+  }
+  return true;
+}
+
+function matches(q: Query, t: Stored, appIds: Record<string, string>): boolean {
+  switch (q.op) {
+    case "and":
+      return q.children.every((c) => matches(c, t, appIds));
+    case "or":
+      return q.children.some((c) => matches(c, t, appIds));
+    case "not":
+      return !matches(q.child, t, appIds);
+    case "range":
+      return inRange(q.field === "created_at" ? t.createdAt : t.modifiedAt, q.lower, q.upper);
+    case "term": {
+      const v = q.value;
+      if (q.field.startsWith("metadata.")) {
+        const stored = t.metadata[q.field.slice("metadata.".length)];
+        return stored !== undefined && fold(stored) === fold(v);
+      }
+      switch (q.field) {
+        case "type":
+          return t.kind === v;
+        case "data":
+          return indexValues(t).some((x) => fold(x) === fold(v));
+        case "container":
+          return v.endsWith("*")
+            ? t.containers.some((c) => c.startsWith(v.slice(0, -1).toLowerCase()))
+            : t.containers.includes(v.toLowerCase());
+        case "id":
+          return t.id === v;
+        case "created_by":
+          return appIds[t.createdBy] === v;
+        case "modified_by":
+          return t.modifiedBy !== undefined && appIds[t.modifiedBy] === v;
+        case "created_at":
+          return isDate(v)
+            ? t.createdAt >= startOfDay(v) && t.createdAt < startOfDay(v) + DAY
+            : t.createdAt === Date.parse(v);
+        default:
+          throw new Error(`reference evaluator has no field ${q.field}`);
+      }
+    }
+  }
+}
+
+function expected(q: Query | undefined, corpus: Stored[], appIds: Record<string, string>, prefix?: string) {
+  return corpus
+    .filter((t) => t.expiresAt === undefined || t.expiresAt > QUERY_TIME)
+    .filter((t) => prefix === undefined || t.containers.some((c) => c.startsWith(prefix)))
+    .filter((t) => q === undefined || matches(q, t, appIds))
+    .sort((a, b) => b.createdAt - a.createdAt || Buffer.compare(Buffer.from(b.id), Buffer.from(a.id)))
+    .map((t) => t.id);
+}
+
+// ---- the test ----
+
+describe.skipIf(STORE_UNAVAILABLE)("search, differentially against a reference evaluator", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(() => server?.close());
+
+  const setClock = (ms: number) => server.clock.advance(ms - server.clock.now().getTime());
+
+  /** A fresh tenant per corpus, so corpora never see each other. */
+  async function load(model: ModelToken[]) {
+    const tenant = await server.request("POST", "/tenants", { body: { name: "differential" } });
+    expect(tenant.status, tenant.text).toBe(201);
+    const admin = tenant.body.application.key as string;
+    const keys: Record<string, string> = {};
+    const appIds: Record<string, string> = {};
+    const apps: [string, string[], string][] = [
+      ["searcher", ["token:search", "token:create", "token:update"], "/"],
+      ["creator", ["token:create"], "/"],
+      ["updater", ["token:update", "token:read"], "/"],
+      ["narrow", ["token:search"], "/a/"],
+    ];
+    for (const [name, permissions, container] of apps) {
+      const app = await server.request("POST", "/applications", {
+        key: admin,
+        body: {
+          name,
+          type: "private",
+          rules: [{ priority: 1, container, transform: "reveal", permissions }],
+        },
+      });
+      expect(app.status, app.text).toBe(201);
+      keys[name] = app.body.key as string;
+      appIds[name] = app.body.id as string;
+    }
+    const corpus: Stored[] = [];
+    for (const [i, t] of model.entries()) {
+      setClock(t.createdAt);
+      const createdBy = i % 3 === 0 ? "creator" : "searcher";
+      const response = await server.request("POST", "/tokens", {
+        key: keys[createdBy]!,
+        body: {
+          type: t.kind,
+          data: t.data,
+          containers: t.containers,
+          metadata: t.metadata,
+          ...(t.kind === "token" && t.indexed && { search_indexes: ["{{ data }}"] }),
+          ...(t.expiresAt !== undefined && { expires_at: new Date(t.expiresAt).toISOString() }),
+        },
+      });
+      expect(response.status, response.text).toBe(201);
+      corpus.push({ ...t, id: response.body.id as string, createdBy });
+    }
+    for (const t of corpus.filter((c) => c.patch !== undefined)) {
+      const patch = t.patch!;
+      setClock(patch.at);
+      const by = patch.byUpdater ? "updater" : "searcher";
+      const response = await server.request("PATCH", `/tokens/${t.id}`, {
+        key: keys[by]!,
+        rawBody: JSON.stringify({ metadata: { region: patch.region } }),
+        contentType: "application/merge-patch+json",
+      });
+      expect(response.status, response.text).toBe(200);
+      t.metadata = { ...t.metadata, region: patch.region };
+      t.modifiedAt = patch.at;
+      t.modifiedBy = by;
+    }
+    setClock(QUERY_TIME);
+    return { corpus, keys, appIds };
+  }
+
+  async function answer(key: string, query: string): Promise<string[]> {
+    const response = await server.request("POST", "/tokens/search", { key, body: { query, size: 100 } });
+    expect(response.status, `${query}: ${response.text}`).toBe(200);
+    const found = (response.body.data as { id: string }[]).map((t) => t.id);
+    expect(response.body.pagination.total_items, query).toBe(found.length);
+    return found;
+  }
+
+  it("agrees with the reference on random corpora and queries", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(tokenArb, { minLength: 5, maxLength: 25 }),
+        fc.integer(),
+        async (model, seed) => {
+          const { corpus, keys, appIds } = await load(model);
+          const queries = fc.sample(
+            queryArb(
+              corpus.map((t) => t.id),
+              appIds,
+            ),
+            { numRuns: 40, seed },
+          );
+          expect(await answer(keys.searcher!, "")).toEqual(expected(undefined, corpus, appIds));
+          for (const q of queries) {
+            const text = render(q);
+            expect(await answer(keys.searcher!, text), text).toEqual(expected(q, corpus, appIds));
+            expect(await answer(keys.narrow!, text), `narrow: ${text}`).toEqual(
+              expected(q, corpus, appIds, "/a/"),
+            );
+          }
+        },
+      ),
+      { numRuns: 6 },
+    );
+  }, 180_000);
+});
