@@ -1,0 +1,116 @@
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from "kysely";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../config.js";
+import { blindIndex } from "../crypto/blind-index.js";
+// eslint-disable-next-line no-restricted-imports -- the plans are read from a real store
+import { openStore, type Store } from "../storage/database.js";
+import { migrateToLatest } from "../storage/migrate.js";
+import type { Database } from "../storage/schema.js";
+import { STORE, TEST_MASTER_KEY, createTestDatabase, type TestDatabase } from "../../test/harness.js";
+import { compileSearch, type SearchScope } from "./compile.js";
+import { parseQuery } from "./parser.js";
+import { toPredicate } from "./predicate.js";
+
+const INDEX_KEY = Buffer.alloc(32, 7);
+const scope = (visiblePaths: string[] = ["/"]): SearchScope => ({
+  tenantId: "tenant-1",
+  now: "2026-01-01T00:00:00.000Z",
+  visiblePaths,
+  blind: (value) => blindIndex(INDEX_KEY, value),
+});
+const compiled = (query: string, visiblePaths?: string[]) => {
+  const tree = parseQuery(query);
+  return compileSearch(
+    tree && toPredicate(tree, { types: ["token", "social_security_number"] }),
+    scope(visiblePaths),
+  );
+};
+
+/** Compiling needs a dialect, not a connection: neither of these ever connects. */
+const sqliteDb = new Kysely<Database>({
+  dialect: new SqliteDialect({ database: {} as SqliteDatabase }),
+});
+const postgresDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool() }) });
+
+describe("search SQL", () => {
+  afterAll(async () => {
+    await postgresDb.destroy();
+  });
+
+  it("passes every value as a parameter, and a data value only as its blind index", () => {
+    const page = compiled('data:"Secret 123" AND metadata.region:eu AND type:token').page(40, 20);
+    for (const db of [sqliteDb, postgresDb]) {
+      const { sql: text, parameters } = page.compile(db);
+      expect(text).not.toMatch(/secret|eu|token'/i);
+      expect(parameters).toContain(blindIndex(INDEX_KEY, "secret 123"));
+      expect(parameters).toEqual(expect.arrayContaining(["tenant-1", "region", "eu", "token", 20, 40]));
+      expect(JSON.stringify(parameters).toLowerCase()).not.toContain("secret");
+    }
+    expect(page.compile(sqliteDb).sql).toContain("d.blind_value = ?");
+    expect(page.compile(postgresDb).sql).toMatch(/d\.blind_value = \$\d+/);
+  });
+
+  it("walks the driver's index rows and joins tokens only for what index rows lack", () => {
+    const indexOnly = compiled("metadata.region:eu AND type:token AND created_at:[2025-01-01 TO *]");
+    expect(indexOnly.count().compile(sqliteDb).sql).not.toContain("join tokens");
+    const needsTokens = compiled("metadata.region:eu AND fingerprint:abc");
+    expect(needsTokens.count().compile(sqliteDb).sql).toContain("join tokens as t");
+  });
+});
+
+/**
+ * The plans of the main query shapes on SQLite: each walks an index in result order (no temporary B-tree to
+ * sort), and a count reads index rows only. docs/search.md shows the same plans at a million tokens.
+ */
+describe.skipIf(STORE !== "sqlite")("search plans on SQLite", () => {
+  let database: TestDatabase;
+  let store: Store;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    await migrateToLatest(store);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  async function plan(query: ReturnType<typeof compiled>, part: "page" | "count"): Promise<string> {
+    const statement = (part === "page" ? query.page(0, 20) : query.count()).compile(store.db);
+    const { rows } = await store.db.executeQuery<{ detail: string }>(
+      CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]),
+    );
+    return rows.map((r) => r.detail).join("\n");
+  }
+
+  it.each([
+    // `d` is the driving index table (search/compile.ts); its primary key is the index.
+    ["data:123-45-6789", "SEARCH d USING PRIMARY KEY (tenant_id=? AND blind_value=?)"],
+    ["metadata.customer_id:cust-1", "SEARCH d USING PRIMARY KEY (tenant_id=? AND key=? AND value_folded=?)"],
+    [
+      "type:social_security_number AND metadata.region:eu AND created_at:[2025-01-01 TO *]",
+      "SEARCH d USING PRIMARY KEY (tenant_id=? AND key=? AND value_folded=? AND created_at>?)",
+    ],
+    ['container:"/pci/*"', "SEARCH d USING PRIMARY KEY (tenant_id=? AND path=?)"],
+    ['container:"/pci/high/"', "SEARCH d USING PRIMARY KEY (tenant_id=? AND path=?)"],
+    ["type:token", "tokens_type_idx"],
+    ["created_at:[2025-01-01 TO 2025-02-01]", "tokens_created_idx"],
+    ["", "tokens_created_idx"],
+  ])("%s: %s, in order", async (query, index) => {
+    for (const paths of [["/"], ["/pci/", "/pii/"]]) {
+      const page = await plan(compiled(query, paths), "page");
+      expect(page, page).toContain(index);
+      expect(page, page).not.toMatch(/TEMP B-TREE/);
+      const count = await plan(compiled(query, paths), "count");
+      expect(count, count).toContain(index);
+      expect(count, count).not.toMatch(/TEMP B-TREE|SCAN tokens\b/);
+    }
+  });
+
+  it("probes the caller's rules per row through the container index", async () => {
+    const page = await plan(compiled("type:token", ["/pci/"]), "page");
+    expect(page).toMatch(/token_container_index_token_idx/);
+  });
+});
