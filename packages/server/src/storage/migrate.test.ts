@@ -1,0 +1,149 @@
+import { Migrator, sql, type Kysely, type Migration } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../config.js";
+import {
+  TEST_MASTER_KEY,
+  STORE_UNAVAILABLE,
+  createTestDatabase,
+  type TestDatabase,
+} from "../../test/harness.js";
+import { openStore, type Store } from "./database.js";
+import { migrateToLatest } from "./migrate.js";
+import * as m0001 from "./migrations/0001-initial.js";
+import * as m0002 from "./migrations/0002-tokens.js";
+
+/** A store left at 0002 with tokens in the old index tables, then brought up to date. */
+describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
+  let database: TestDatabase;
+  let store: Store;
+  const tenant = "0192aaaa-0000-7000-8000-000000000001";
+
+  const token = (
+    id: string,
+    createdAt: string,
+    containers: string[],
+    extra: Record<string, unknown> = {},
+  ) => ({
+    tenant_id: tenant,
+    id,
+    type: "token",
+    ciphertext: "c2VhbGVk",
+    key_version: 1,
+    fingerprint: null,
+    fingerprint_expression: null,
+    mask: null,
+    search_indexes: "[]",
+    metadata: "{}",
+    containers: JSON.stringify(containers),
+    expires_at: null,
+    created_by: null,
+    created_at: createdAt,
+    modified_by: null,
+    modified_at: null,
+    ...extra,
+  });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    const old: Record<string, Migration> = { "0001-initial": m0001, "0002-tokens": m0002 };
+    const migrator = new Migrator({
+      db: store.db,
+      provider: { getMigrations: () => Promise.resolve(old) },
+    });
+    const { error } = await migrator.migrateToLatest();
+    expect(error).toBeUndefined();
+    // The 0002 tables are gone from the current schema type; this test speaks to them untyped.
+    const db = store.db as unknown as Kysely<any>;
+    await db
+      .insertInto("tenants")
+      .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
+      .execute();
+    await db
+      .insertInto("tokens")
+      .values([
+        token("a", "2024-01-01T00:00:00.000Z", ["/pci/high/", "/pci/"], {
+          type: "social_security_number",
+          expires_at: "2030-01-01T00:00:00.000Z",
+        }),
+        token("B", "2024-01-02T00:00:00.000Z", ["/"]),
+        token("c", "2024-01-03T00:00:00.000Z", ["/general/high/"]),
+      ])
+      .execute();
+    await db
+      .insertInto("token_index_values")
+      .values([
+        { tenant_id: tenant, blind_value: "h1", token_id: "a" },
+        { tenant_id: tenant, blind_value: "h2", token_id: "a" },
+      ])
+      .execute();
+    await db
+      .insertInto("token_containers")
+      .values([
+        { tenant_id: tenant, container: "/pci/high/", token_id: "a" },
+        { tenant_id: tenant, container: "/pci/", token_id: "a" },
+        { tenant_id: tenant, container: "/", token_id: "B" },
+        { tenant_id: tenant, container: "/general/high/", token_id: "c" },
+      ])
+      .execute();
+    await db
+      .insertInto("token_metadata")
+      .values({ tenant_id: tenant, key: "region", value_folded: "eu", token_id: "c" })
+      .execute();
+    expect(await migrateToLatest(store)).toEqual(["0003-search-index"]);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it("carries index values and metadata over with each token's created_at, type and expiry", async () => {
+    expect(
+      await store.db.selectFrom("token_data_index").selectAll().orderBy("blind_value").execute(),
+    ).toEqual([
+      {
+        tenant_id: tenant,
+        blind_value: "h1",
+        created_at: "2024-01-01T00:00:00.000Z",
+        token_id: "a",
+        type: "social_security_number",
+        expires_at: "2030-01-01T00:00:00.000Z",
+      },
+      expect.objectContaining({ blind_value: "h2", token_id: "a" }),
+    ]);
+    expect(await store.db.selectFrom("token_metadata_index").selectAll().execute()).toEqual([
+      {
+        tenant_id: tenant,
+        key: "region",
+        value_folded: "eu",
+        created_at: "2024-01-03T00:00:00.000Z",
+        token_id: "c",
+        type: "token",
+        expires_at: null,
+      },
+    ]);
+  });
+
+  it("indexes containers by every path above them, marking the containers themselves", async () => {
+    const rows = await store.db
+      .selectFrom("token_container_index")
+      .select(["token_id", "path", "exact"])
+      .orderBy("token_id")
+      .orderBy("path")
+      .execute();
+    expect(rows.map((r) => [r.token_id, r.path, Number(r.exact)])).toEqual([
+      ["B", "/", 1],
+      ["a", "/pci/", 1],
+      ["a", "/pci/high/", 1],
+      ["c", "/general/", 0],
+      ["c", "/general/high/", 1],
+    ]);
+  });
+
+  it("drops the old index tables and orders ids by bytes on both engines", async () => {
+    const db = store.db as unknown as Kysely<any>;
+    await expect(sql`select 1 from token_containers`.execute(db)).rejects.toThrow();
+    const ids = await store.db.selectFrom("tokens").select("id").orderBy("id").execute();
+    expect(ids.map((r) => r.id)).toEqual(["B", "a", "c"]);
+  });
+});
