@@ -1,6 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { containerCovers, decide, effectiveRules, mayWriteInto, type Grantee } from "./decide.js";
+import {
+  ROOT,
+  containerCovers,
+  containerPaths,
+  decide,
+  effectiveRules,
+  mayWriteInto,
+  type Grantee,
+} from "./decide.js";
 import { TOKEN_PERMISSIONS, type Permission } from "./permissions.js";
 import { TRANSFORMS, type AccessRule } from "./rules.js";
 
@@ -21,6 +29,36 @@ describe("containerCovers", () => {
     ["/pci/high/", "/pci/higher/", false],
   ])("%s covers %s: %s", (rule, token, covers) => {
     expect(containerCovers(rule, token)).toBe(covers);
+  });
+});
+
+describe("containerPaths", () => {
+  it("lists every path above each container, the containers themselves marked, the root only as a container", () => {
+    expect([...containerPaths(["/pci/high/", "/pci/"])]).toEqual([
+      ["/pci/", true],
+      ["/pci/high/", true],
+    ]);
+    expect([...containerPaths(["/a/b/c/"])]).toEqual([
+      ["/a/", false],
+      ["/a/b/", false],
+      ["/a/b/c/", true],
+    ]);
+    expect([...containerPaths(["/"])]).toEqual([["/", true]]);
+  });
+
+  it("holds a rule's container exactly when the rule covers one of the containers (the search index relies on it)", () => {
+    const path = fc
+      .array(fc.constantFrom("pci", "pcix", "p", "high", "a.b", "x_y"), { maxLength: 4 })
+      .map((segments) => `/${segments.map((s) => `${s}/`).join("")}`);
+    fc.assert(
+      fc.property(fc.array(path, { minLength: 1, maxLength: 3 }), path, (containers, ruleContainer) => {
+        const paths = containerPaths(containers);
+        const covered = containers.some((c) => containerCovers(ruleContainer, c));
+        expect(ruleContainer === ROOT || paths.has(ruleContainer)).toBe(covered);
+        for (const [p, exact] of paths) expect(exact).toBe(containers.includes(p));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 
