@@ -25,6 +25,8 @@ if (
 const body = JSON.stringify({ pad: "x".repeat(bodyBytes - ENVELOPE_BYTES) });
 
 const app = Fastify({ logger: false });
-// The same content type Tessera's JSON answers carry, so the response headers are comparable.
+// The same content type Tessera's JSON answers carry, so the response headers are comparable. POST is for
+// scenarios that send a JSON body (searches): the ceiling then parses one too.
 app.get("/", (_request, reply) => reply.type("application/json; charset=utf-8").send(body));
+app.post("/", (_request, reply) => reply.type("application/json; charset=utf-8").send(body));
 await app.listen({ host: "127.0.0.1", port });

@@ -114,6 +114,8 @@ export interface HttpRequestInit {
   readonly method?: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
+  /** How long to wait for the answer (default 5 s): a slow search under test may need far longer. */
+  readonly timeoutMs?: number;
 }
 
 /**
@@ -124,7 +126,7 @@ export function httpRequest(url: string, init: HttpRequestInit = {}): Promise<Ht
   return new Promise((resolve, reject) => {
     const request = http.request(
       url,
-      { method: init.method ?? "GET", headers: init.headers, agent: false, timeout: 5000 },
+      { method: init.method ?? "GET", headers: init.headers, agent: false, timeout: init.timeoutMs ?? 5000 },
       (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));

@@ -1,0 +1,111 @@
+// `npm run bench:explain-search -- --data DIR`: the query plans of the search benchmark's statements on a seeded
+// corpus, and how long each statement takes alone, so that a slow scenario can be traced to its page or its count
+// and to the plan step behind it (a `USE TEMP B-TREE` sort, a probe per row).
+import { parseArgs } from "node:util";
+import { CompiledQuery } from "kysely";
+import { effectiveRules } from "../packages/server/src/access/decide.js";
+import { systemClock } from "../packages/server/src/clock.js";
+import { loadConfig } from "../packages/server/src/config.js";
+import { blindIndex } from "../packages/server/src/crypto/blind-index.js";
+import { createKeyring } from "../packages/server/src/crypto/keyring.js";
+import { createLogger, openVault } from "../packages/server/src/main.js";
+import { resolveMasterKey } from "../packages/server/src/master-key.js";
+import { compileSearch } from "../packages/server/src/search/compile.js";
+import { parseQuery } from "../packages/server/src/search/parser.js";
+import { toPredicate } from "../packages/server/src/search/predicate.js";
+import { createTenantKeys } from "../packages/server/src/tenants/keys.js";
+import { TOKEN_TYPES } from "../packages/server/src/tokens/token-types.js";
+import { searchScenarios } from "./search/scenarios.js";
+import { readManifest, tesseraEnv } from "./search/seed.js";
+import { corpusSettings, resolveTarget, runTool } from "./search/target.js";
+
+const USAGE = `Usage: npm run bench:explain-search -- --data <dir> [--tokens <n>] [--store sqlite|postgres]
+
+  Needs a corpus seeded by bench:seed-search or bench:search with the same --data, --tokens and --store.
+`;
+/** Runs per statement; the median is reported. */
+const RUNS = 5;
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      tokens: { type: "string" },
+      store: { type: "string" },
+      data: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  if (values.help === true || values.data === undefined) {
+    process.stdout.write(USAGE);
+    return values.help === true ? 0 : 2;
+  }
+  const settings = corpusSettings(values);
+  const { target } = await resolveTarget(settings.store, values.data);
+  const manifest = await readManifest(target, settings.tokens);
+  if (manifest === undefined) throw new Error(`${target.dir} holds no seeded corpus`);
+
+  const config = loadConfig({ ...tesseraEnv(target), TESSERA_LOG_LEVEL: "error" });
+  const vault = await openVault(config, createLogger(config));
+  try {
+    const principal = await vault.applications.authenticate(manifest.searchKey);
+    if (principal === undefined) throw new Error("the corpus's search key is not valid in its store");
+    // The same scope the service builds for this caller (tokens/service.ts, search).
+    const keys = createTenantKeys({
+      db: vault.store.db,
+      keyring: createKeyring(resolveMasterKey(config.masterKey).key),
+      clock: systemClock,
+    });
+    const indexKey = (await keys.current(principal.tenantId, "index")).key;
+    const scope = {
+      tenantId: principal.tenantId,
+      now: new Date().toISOString(),
+      visiblePaths: effectiveRules(principal.application)
+        .filter((r) => r.container !== undefined && r.permissions.includes("token:search"))
+        .map((r) => r.container as string),
+      blind: (value: string) => blindIndex(indexKey, value),
+    };
+    const explain = (query: CompiledQuery) =>
+      vault.store.db.executeQuery<Record<string, unknown>>(
+        CompiledQuery.raw(
+          `${vault.store.dialect === "sqlite" ? "explain query plan" : "explain (analyze, costs off)"} ${query.sql}`,
+          [...query.parameters],
+        ),
+      );
+    const time = async (query: CompiledQuery) => {
+      const runs: number[] = [];
+      for (let i = 0; i < RUNS; i++) {
+        const started = process.hrtime.bigint();
+        await vault.store.db.executeQuery(query);
+        runs.push(Number(process.hrtime.bigint() - started) / 1e6);
+      }
+      return runs.sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
+    };
+
+    for (const scenario of searchScenarios(manifest)) {
+      const tree = parseQuery(scenario.query);
+      const compiled = compileSearch(tree && toPredicate(tree, { types: TOKEN_TYPES }), scope);
+      const statements = {
+        page: compiled.page((scenario.page - 1) * scenario.size, scenario.size).compile(vault.store.db),
+        count: compiled.count().compile(vault.store.db),
+      };
+      process.stdout.write(`\n=== ${scenario.name}: ${scenario.query} (page ${scenario.page})\n`);
+      for (const [name, statement] of Object.entries(statements)) {
+        const plan = (await explain(statement)).rows;
+        process.stdout.write(`--- ${name}: median ${(await time(statement)).toFixed(2)} ms of ${RUNS}\n`);
+        for (const row of plan) {
+          const line =
+            vault.store.dialect === "sqlite"
+              ? `${String(row.detail)}${String(row.detail).includes("TEMP B-TREE") ? "   <-- sort" : ""}`
+              : String(row["QUERY PLAN"]);
+          process.stdout.write(`  ${line}\n`);
+        }
+      }
+    }
+    return 0;
+  } finally {
+    await vault.close();
+  }
+}
+
+await runTool("bench:explain-search", () => main(process.argv.slice(2)));
