@@ -79,13 +79,18 @@ export function compileSearch(predicate: Predicate | undefined, scope: SearchSco
 
   const compiler = new Compiler(scope);
   const s = source.alias;
+  // A container driver under one of the caller's rule containers holds only tokens the caller may see.
+  const allVisible =
+    scope.visiblePaths.includes(ROOT) ||
+    (driver?.kind === "container" && scope.visiblePaths.some((path) => driver.path.startsWith(path)));
   const conditions: RawBuilder<SqlBool>[] = [
     sql<SqlBool>`${sql.ref(`${s}.tenant_id`)} = ${scope.tenantId}`,
     ...(driver === undefined ? [] : [compiler.driverKey(driver)]),
     sql<SqlBool>`(${sql.ref(`${s}.expires_at`)} is null or ${sql.ref(`${s}.expires_at`)} > ${scope.now})`,
-    ...(scope.visiblePaths.includes(ROOT) ? [] : [compiler.visible(source)]),
     ...onSource.map((p) => compiler.compile(p, source)),
     ...onTokens.map((p) => compiler.compile(p, TOKENS)),
+    // Last: the most expensive condition, an index probe per row, runs on the fewest rows.
+    ...(allVisible ? [] : [compiler.visible(source)]),
   ];
   const where = sql.join(conditions, sql` and `);
   const from = joinTokens
@@ -232,4 +237,67 @@ class Compiler {
         return sql<SqlBool>`1 = 1`;
     }
   }
+}
+
+/**
+ * The tenant's top-level container paths (`/pci/`, `/pii/`, …), plus the root once when tokens lie in `/` itself: a
+ * loose index scan of token_container_index, one index seek per path found, however many tokens there are.
+ * Every path sorts right after its own top-level path, so the next top-level path is the least one after
+ * `<top>` followed by anything: at or after the top with its trailing `/` raised to `0`.
+ */
+export function topLevelPaths(tenantId: string): RawBuilder<{ path: string | null }> {
+  return sql<{ path: string | null }>`
+    with recursive tops(path) as (
+      select (select min(path) from token_container_index where tenant_id = ${tenantId} and path > '/')
+      union all
+      select (
+        select min(c.path) from token_container_index as c
+        where c.tenant_id = ${tenantId} and c.path >= substr(tops.path, 1, length(tops.path) - 1) || '0'
+      )
+      from tops where tops.path is not null
+    )
+    select path from tops where path is not null
+    union all
+    select path from (
+      select path from token_container_index where tenant_id = ${tenantId} and path = '/' limit 1
+    ) as root`;
+}
+
+/**
+ * Whether the caller's rule containers cover every token of the tenant, given its top-level paths: then the
+ * per-row rule check can go. A rule below the top level (`/pci/high/`) covers only part of `/pci/`, so it never
+ * makes that check unnecessary.
+ */
+export function coversEverything(visiblePaths: readonly string[], topLevels: readonly string[]): boolean {
+  if (visiblePaths.includes(ROOT)) return true;
+  return topLevels.every((top) => top !== ROOT && visiblePaths.includes(top));
+}
+
+/**
+ * What a search counts, as a string: tenant, rule containers and the predicate with every data value replaced by
+ * its blind index, so that a cache keyed by it never holds a searched value in clear.
+ */
+export function searchKey(predicate: Predicate | undefined, scope: SearchScope): string {
+  const blinded = (p: Predicate): Predicate => {
+    switch (p.kind) {
+      case "and":
+      case "or":
+        return { kind: p.kind, children: p.children.map(blinded) };
+      case "not":
+        return { kind: "not", child: blinded(p.child) };
+      case "data":
+        return { kind: "data", value: scope.blind(p.value) };
+      case "equals":
+      case "during":
+      case "metadata":
+      case "container":
+      case "everything":
+        return p;
+    }
+  };
+  return JSON.stringify([
+    scope.tenantId,
+    scope.visiblePaths,
+    predicate === undefined ? null : blinded(predicate),
+  ]);
 }

@@ -306,6 +306,28 @@ describe.skipIf(STORE_UNAVAILABLE)("Token search", () => {
       });
     });
 
+    it("keeps totals exact across writes and expiry when they come from a count", async () => {
+      const total = async () => {
+        const response = await search({ query: "type:token", size: 1 });
+        expect(response.status).toBe(200);
+        expect(response.body.data).toHaveLength(1);
+        return response.body.pagination.total_items as number;
+      };
+      const before = await total();
+      expect(await total()).toBe(before);
+      const now = server.clock.now().getTime();
+      const created = await server.request("POST", "/tokens", {
+        key: keys.searcher!,
+        body: { type: "token", data: "short-lived", expires_at: new Date(now + 3_600_000).toISOString() },
+      });
+      expect(created.status).toBe(201);
+      names.set(created.body.id as string, "short-lived");
+      expect(await total()).toBe(before + 1);
+      // Nothing is written when a token expires; the total must drop all the same.
+      server.clock.advance(2 * 3_600_000);
+      expect(await total()).toBe(before);
+    });
+
     it("defaults to page 1 of 20 and accepts a null query", async () => {
       const response = await search({ query: null });
       expect(response.status).toBe(200);

@@ -27,11 +27,23 @@ export function readAllThrough(db: Executor): ReadAll {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows;
 }
 
+/** The read paths a store offers beside its query builder. */
+export type Reads = Pick<Store, "readOne" | "readAll" | "dataVersion">;
+
+export function readsThrough(db: Executor): Reads {
+  return { readOne: readOneThrough(db), readAll: readAllThrough(db), dataVersion: () => undefined };
+}
+
 export interface Store {
   readonly dialect: "sqlite" | "postgres";
   readonly db: Executor;
   readonly readOne: ReadOne;
   readonly readAll: ReadAll;
+  /**
+   * A number that changes whenever anything is committed to the database, by this process or another; undefined
+   * where there is none (PostgreSQL). Lets a cache of query results be exact rather than merely recent.
+   */
+  dataVersion(): number | undefined;
   /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
   /**
@@ -72,6 +84,7 @@ function openSqlite(file: string): Store {
     db,
     readOne: reader?.readOne ?? readOneThrough(db),
     readAll: reader?.readAll ?? readAllThrough(db),
+    dataVersion: () => reader?.dataVersion(),
     transaction: (fn) => db.transaction().execute(fn),
     write: groupCommit(db, connection),
     ping: async () => {
@@ -90,20 +103,36 @@ function openSqlite(file: string): Store {
  * did not). In WAL mode this reader sees the last committed state and never blocks the writer; calling
  * better-sqlite3 directly also spares the lookup Kysely's per-query connection handling.
  */
-function openReader(file: string): { readOne: ReadOne; readAll: ReadAll; close(): void } {
+function openReader(file: string): {
+  readOne: ReadOne;
+  readAll: ReadAll;
+  dataVersion(): number;
+  close(): void;
+} {
   const connection = new SQLite(file);
   connection.pragma("query_only = ON");
+  connection.pragma(`cache_size = -${READER_CACHE_KIB}`);
   connection.pragma("busy_timeout = 5000");
   const prepare = statementCache(connection);
+  const version = connection.prepare("pragma data_version").pluck();
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
     readAll: async <Row>(query: CompiledQuery) => prepare(query.sql).all(...query.parameters) as Row[],
+    // SQLite's data_version changes for this connection whenever another connection (our writer, or another
+    // process) commits; this connection never writes.
+    dataVersion: () => version.get() as number,
     close: () => connection.close(),
   };
 }
 
 const STATEMENT_CACHE_SIZE = 256;
+/**
+ * SQLite's default page cache is 2 MB; searches and lookups at a million tokens touch far more, and every miss is a
+ * read from the OS. 64 MB keeps the upper levels of every index and the hot rows in memory, well inside the
+ * 400 MB a server may use.
+ */
+const READER_CACHE_KIB = 65_536;
 
 /**
  * Kysely prepares every query anew; on SQLite that compilation costs more than running a point lookup. The
@@ -135,8 +164,7 @@ function openPostgres(url: string, poolSize: number): Store {
   return {
     dialect: "postgres",
     db,
-    readOne: readOneThrough(db),
-    readAll: readAllThrough(db),
+    ...readsThrough(db),
     transaction: (fn, options) =>
       db.transaction().execute(async (trx) => {
         if (options?.lock !== undefined) {

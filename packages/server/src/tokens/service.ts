@@ -110,7 +110,7 @@ function parseSearch(query: string): Predicate | undefined {
 
 export function createTokenService({ store, keys, expressions, clock }: TokenServiceDeps) {
   /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
-  const tokens = tokenStore(store.db, store.readOne, store.readAll);
+  const tokens = tokenStore(store.db, store);
   const now = () => clock.now().toISOString();
 
   /**

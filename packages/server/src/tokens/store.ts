@@ -1,14 +1,14 @@
 import { CompiledQuery, sql, type Selectable } from "kysely";
 import { containerPaths, ROOT } from "../access/decide.js";
-import { compileSearch, type SearchScope } from "../search/compile.js";
-import type { Predicate } from "../search/predicate.js";
 import {
-  readAllThrough,
-  readOneThrough,
-  type Executor,
-  type ReadAll,
-  type ReadOne,
-} from "../storage/database.js";
+  compileSearch,
+  coversEverything,
+  searchKey,
+  topLevelPaths,
+  type SearchScope,
+} from "../search/compile.js";
+import type { Predicate } from "../search/predicate.js";
+import { readsThrough, type Executor, type Reads } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
@@ -95,12 +95,51 @@ export interface TokenListFilter {
   readonly limit: number;
 }
 
+const SEARCH_CACHE_SIZE = 500;
+
+/**
+ * Results derived from the whole index — search totals, a tenant's top-level containers — kept while nothing in
+ * the database has changed (SQLite's data_version, which any commit by any connection moves) and, for totals,
+ * while no counted token has expired since (`until`: the earliest expiry still ahead when it was counted). Exact,
+ * not merely recent: paging through a large result counts it once, not once per page. PostgreSQL has no such
+ * version number, so there everything is computed each time.
+ */
+function searchCache(reads: Reads) {
+  const cache = new Map<string, { version: number; until: string | null; value: unknown }>();
+  return async <T>(
+    key: string,
+    now: string,
+    compute: () => Promise<{ value: T; until: string | null }>,
+  ): Promise<T> => {
+    // Read before computing: a commit landing in between leaves this entry looking stale, never being stale.
+    const version = reads.dataVersion();
+    if (version === undefined) return (await compute()).value;
+    const hit = cache.get(key);
+    if (hit !== undefined && hit.version === version && (hit.until === null || now < hit.until)) {
+      return hit.value as T;
+    }
+    const { value, until } = await compute();
+    cache.delete(key);
+    if (cache.size >= SEARCH_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+    cache.set(key, { version, until, value });
+    return value;
+  };
+}
+
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
-export function tokenStore(
-  db: Executor,
-  readOne: ReadOne = readOneThrough(db),
-  readAll: ReadAll = readAllThrough(db),
-) {
+export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
+  const { readOne, readAll } = reads;
+  const cached = searchCache(reads);
+  const nextExpiry = async (now: string) =>
+    (
+      await readOne<{ next: string | null }>(
+        db
+          .selectFrom("tokens")
+          .select((eb) => eb.fn.min("expires_at").as("next"))
+          .where("expires_at", ">", now)
+          .compile(),
+      )
+    )?.next ?? null;
   // Every read of a token runs this: compiled once per store (on first use), then only its parameters change.
   let byId: CompiledQuery | undefined;
   const compileById = () =>
@@ -285,10 +324,30 @@ export function tokenStore(
       scope: SearchScope,
       page: { offset: number; limit: number },
     ): Promise<{ items: StoredToken[]; total: number }> {
-      const compiled = compileSearch(predicate, scope);
+      const tops = scope.visiblePaths.includes(ROOT)
+        ? []
+        : await cached(`tops:${scope.tenantId}`, scope.now, async () => ({
+            value: (await readAll<{ path: string }>(topLevelPaths(scope.tenantId).compile(db))).map(
+              (t) => t.path,
+            ),
+            until: null,
+          }));
+      // Rules that cover every top-level container need no check per token.
+      const visible = {
+        ...scope,
+        visiblePaths: coversEverything(scope.visiblePaths, tops) ? [ROOT] : scope.visiblePaths,
+      };
+      const compiled = compileSearch(predicate, visible);
       const rows = await readAll<Row>(compiled.page(page.offset, page.limit).compile(db));
-      const [count] = await readAll<{ n: number | string }>(compiled.count().compile(db));
-      return { items: rows.map(fromRow), total: Number(count?.n ?? 0) };
+      // A page that is not full ends the results, so it also tells how many there are.
+      const total =
+        rows.length < page.limit && (rows.length > 0 || page.offset === 0)
+          ? page.offset + rows.length
+          : await cached(`count:${searchKey(predicate, visible)}`, scope.now, async () => {
+              const [row] = await readAll<{ n: number | string }>(compiled.count().compile(db));
+              return { value: Number(row?.n ?? 0), until: await nextExpiry(scope.now) };
+            });
+      return { items: rows.map(fromRow), total };
     },
 
     /** Tokens still sealed under a data key older than `version`, for `keys rewrap`. */
