@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery, type SqliteDatabase } from "kysely";
+import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from "kysely";
 import pg from "pg";
 import type { DatabaseConfig } from "../config.js";
 import type { Database } from "./schema.js";
@@ -15,6 +15,12 @@ export type Executor = Kysely<Database>;
  */
 export type ReadOne = <Row>(query: CompiledQuery) => Promise<Row | undefined>;
 
+/**
+ * Runs one precompiled write statement inside the write it is given to (Store.write): on SQLite directly on the
+ * connection, which that write's transaction holds; elsewhere through the transaction.
+ */
+export type RunWrite = (query: CompiledQuery) => Promise<void>;
+
 /** Like ReadOne, for every row: searches, whose statements are read-only and may take a while. */
 export type ReadAll = <Row>(query: CompiledQuery) => Promise<Row[]>;
 
@@ -25,6 +31,12 @@ export function readOneThrough(db: Executor): ReadOne {
 
 export function readAllThrough(db: Executor): ReadAll {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows;
+}
+
+export function runThrough(db: Executor): RunWrite {
+  return async (query) => {
+    await db.executeQuery(query);
+  };
 }
 
 /** The read paths a store offers beside its query builder. */
@@ -51,7 +63,7 @@ export interface Store {
    * commit with concurrent writes (group commit on SQLite); a write that throws is rolled back alone. `fn` must
    * do all its database work through `trx`.
    */
-  write<T>(fn: (trx: Executor) => Promise<T>): Promise<T>;
+  write<T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
@@ -75,8 +87,9 @@ function openSqlite(file: string): Store {
   connection.pragma("synchronous = FULL");
   connection.pragma("foreign_keys = ON");
   connection.pragma("busy_timeout = 5000");
+  const prepare = statementCache(connection);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: withStatementCache(connection) }),
+    dialect: new SqliteDialect({ database: { prepare, close: () => connection.close() } }),
   });
   const reader = file === ":memory:" ? undefined : openReader(file);
   return {
@@ -86,7 +99,7 @@ function openSqlite(file: string): Store {
     readAll: reader?.readAll ?? readAllThrough(db),
     dataVersion: () => reader?.dataVersion(),
     transaction: (fn) => db.transaction().execute(fn),
-    write: groupCommit(db, connection),
+    write: groupCommit(db, connection, prepare),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -139,10 +152,6 @@ const READER_CACHE_KIB = 65_536;
  * queries are built from a fixed set of shapes (values are always parameters), so a small cache keyed by SQL
  * text holds them all. Kysely runs one query at a time on this connection, so a statement is never shared.
  */
-function withStatementCache(connection: SQLite.Database): SqliteDatabase {
-  return { prepare: statementCache(connection), close: () => connection.close() };
-}
-
 function statementCache(connection: SQLite.Database): (text: string) => SQLite.Statement {
   const cache = new Map<string, SQLite.Statement>();
   return (text) => {
@@ -173,7 +182,7 @@ function openPostgres(url: string, poolSize: number): Store {
         return fn(trx);
       }),
     // PostgreSQL already shares WAL flushes between concurrent commits; one transaction per write is right.
-    write: (fn) => db.transaction().execute(fn),
+    write: (fn) => db.transaction().execute((trx) => fn(trx, runThrough(trx))),
     ping: async () => {
       await sql`select 1`.execute(db);
     },
@@ -184,7 +193,7 @@ function openPostgres(url: string, poolSize: number): Store {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface PendingWrite {
-  run(trx: Executor): Promise<unknown>;
+  run(trx: Executor, run: RunWrite): Promise<unknown>;
   resolve(value: unknown): void;
   /** The write's own error (an AppError, a constraint violation) goes back to its caller unchanged. */
   reject(error: unknown): void;
@@ -199,7 +208,11 @@ const MAX_GROUP = 256;
  * that one failing write (a duplicate id, say) is rolled back without touching the others. Every caller is
  * answered only after the COMMIT that holds its write has returned: nothing is acknowledged before it is durable.
  */
-function groupCommit(db: Kysely<Database>, connection: SQLite.Database) {
+function groupCommit(
+  db: Kysely<Database>,
+  connection: SQLite.Database,
+  prepare: (text: string) => SQLite.Statement,
+) {
   const queue: PendingWrite[] = [];
   let flushing = false;
 
@@ -208,6 +221,10 @@ function groupCommit(db: Kysely<Database>, connection: SQLite.Database) {
   const savepoint = connection.prepare("savepoint write");
   const release = connection.prepare("release savepoint write");
   const rollbackTo = connection.prepare("rollback to savepoint write");
+  // Inserts on the hot path skip Kysely's per-query machinery the same way.
+  const run: RunWrite = async (query) => {
+    prepare(query.sql).run(...query.parameters);
+  };
 
   async function flush(): Promise<void> {
     const batch = queue.splice(0, MAX_GROUP);
@@ -217,7 +234,7 @@ function groupCommit(db: Kysely<Database>, connection: SQLite.Database) {
         for (const write of batch) {
           savepoint.run();
           try {
-            settled.push({ ok: true, value: await write.run(trx) });
+            settled.push({ ok: true, value: await write.run(trx, run) });
           } catch (error) {
             rollbackTo.run();
             settled.push({ ok: false, error });
@@ -238,7 +255,7 @@ function groupCommit(db: Kysely<Database>, connection: SQLite.Database) {
     else flushing = false;
   }
 
-  return <T>(fn: (trx: Executor) => Promise<T>): Promise<T> =>
+  return <T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       queue.push({ run: fn, resolve, reject });
       if (!flushing) {

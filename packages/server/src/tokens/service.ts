@@ -18,7 +18,7 @@ import {
 import { parseQuery, QueryError } from "../search/parser.js";
 import { toPredicate, type Predicate } from "../search/predicate.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import { isUniqueViolation, type Executor, type Store } from "../storage/database.js";
+import { isUniqueViolation, type Executor, type RunWrite, type Store } from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
 import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./expressions.js";
 import { MAX_METADATA_ENTRIES } from "./schemas.js";
@@ -290,6 +290,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 
   async function createOne(
     trx: Executor,
+    run: RunWrite,
     principal: Principal,
     input: CreateTokenInput,
     writeKey: WriteKeys,
@@ -352,7 +353,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         record,
         sealData(writeKey.data, record.tenantId, record.id, data),
         derived.rows,
-        trx,
+        run,
       );
     } catch (error) {
       if (isUniqueViolation(error))
@@ -396,7 +397,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
   return {
     async create(principal: Principal, input: CreateTokenInput): Promise<TokenView> {
       const writeKey = await writeKeys(principal.tenantId);
-      return store.write((trx) => createOne(trx, principal, input, writeKey));
+      return store.write((trx, run) => createOne(trx, run, principal, input, writeKey));
     },
 
     async get(principal: Principal, id: string): Promise<TokenView> {
@@ -582,11 +583,11 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         throw AppError.validation({ body: [`must hold at most ${MAX_TOKENIZE_ITEMS} values to tokenize`] });
       }
       const writeKey = await writeKeys(principal.tenantId);
-      const views = await store.write(async (trx) => {
+      const views = await store.write(async (trx, run) => {
         const created: TokenView[] = [];
         for (const { at, input } of requests) {
           try {
-            created.push(await createOne(trx, principal, input, writeKey));
+            created.push(await createOne(trx, run, principal, input, writeKey));
           } catch (error) {
             throw error instanceof AppError && error.errors !== undefined
               ? AppError.validation(prefix(error.errors, at), error.detail)

@@ -8,7 +8,7 @@ import {
   type SearchScope,
 } from "../search/compile.js";
 import type { Predicate } from "../search/predicate.js";
-import { readsThrough, type Executor, type Reads } from "../storage/database.js";
+import { readsThrough, runThrough, type Executor, type Reads, type RunWrite } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
@@ -172,16 +172,16 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
       .compile(),
   });
 
-  async function insertIndexRows(via: Executor, record: TokenRecord, rows: TokenIndexRows) {
+  async function insertIndexRows(run: RunWrite, record: TokenRecord, rows: TokenIndexRows) {
     statements ??= compileInserts();
     const tailValues = [record.createdAt, record.id, record.type, record.expiresAt];
-    const run = (query: CompiledQuery, key: unknown[]) =>
-      via.executeQuery(CompiledQuery.raw(query.sql, [record.tenantId, ...key, ...tailValues]));
-    for (const blind of new Set(rows.blindValues)) await run(statements.data, [blind]);
+    const insert = (query: CompiledQuery, key: unknown[]) =>
+      run(CompiledQuery.raw(query.sql, [record.tenantId, ...key, ...tailValues]));
+    for (const blind of new Set(rows.blindValues)) await insert(statements.data, [blind]);
     for (const [path, exact] of containerPaths(rows.containers)) {
-      await run(statements.container, [path, exact ? 1 : 0]);
+      await insert(statements.container, [path, exact ? 1 : 0]);
     }
-    for (const [key, folded] of rows.metadata) await run(statements.metadata, [key, folded]);
+    for (const [key, folded] of rows.metadata) await insert(statements.metadata, [key, folded]);
   }
 
   async function deleteIndexRows(tenantId: string, tokenId: string): Promise<void> {
@@ -196,11 +196,11 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
       record: TokenRecord,
       sealed: SealedData,
       rows: TokenIndexRows,
-      via: Executor = db,
+      run: RunWrite = runThrough(db),
     ): Promise<void> {
       statements ??= compileInserts();
-      await via.executeQuery(CompiledQuery.raw(statements.token.sql, Object.values(toRow(record, sealed))));
-      await insertIndexRows(via, record, rows);
+      await run(CompiledQuery.raw(statements.token.sql, Object.values(toRow(record, sealed))));
+      await insertIndexRows(run, record, rows);
     },
 
     /**
@@ -223,7 +223,7 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
       await deleteIndexRows(tenant_id, id);
-      await insertIndexRows(db, record, rows);
+      await insertIndexRows(runThrough(db), record, rows);
       return true;
     },
 
