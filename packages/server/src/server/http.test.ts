@@ -119,6 +119,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "POST /detokenize",
         "POST /tokenize",
         "POST /tokens",
+        "POST /tokens/search",
         "GET /applications",
         "GET /applications/key",
         "GET /applications/{id}",
