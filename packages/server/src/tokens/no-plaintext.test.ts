@@ -579,6 +579,19 @@ describe.skipIf(STORE_UNAVAILABLE)("no plaintext at rest or in the log", () => {
     });
     expect(cards.body.pagination.total_items).toBe(3);
 
+    // -- searches by data: the searched values must leave no trace either --
+    const found = await server.request("POST", "/tokens/search", {
+      key: revealer,
+      body: { query: 'data:"219-09-9999" OR data:219099999 OR data:9999', size: 100 },
+    });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.data.map((token: { data: unknown }) => token.data)).toContain("219-09-9999");
+    const misspelt = await server.request("POST", "/tokens/search", {
+      key: revealer,
+      body: { query: "type:social_security_number AND data:219-09-9999*" },
+    });
+    expect(misspelt.status).toBe(400);
+
     // -- a deleted token, and one the sweeper deletes after it expires --
     secrets.value("deleted token's value", "Swordfish Zeta Ninetynine");
     const doomed = await create({ data: "Swordfish Zeta Ninetynine" }, revealer, false);
