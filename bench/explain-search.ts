@@ -10,7 +10,7 @@ import { blindIndex } from "../packages/server/src/crypto/blind-index.js";
 import { createKeyring } from "../packages/server/src/crypto/keyring.js";
 import { createLogger, openVault } from "../packages/server/src/main.js";
 import { resolveMasterKey } from "../packages/server/src/master-key.js";
-import { compileSearch } from "../packages/server/src/search/compile.js";
+import { compileSearch, coversEverything, topLevelPaths } from "../packages/server/src/search/compile.js";
 import { parseQuery } from "../packages/server/src/search/parser.js";
 import { toPredicate } from "../packages/server/src/search/predicate.js";
 import { createTenantKeys } from "../packages/server/src/tenants/keys.js";
@@ -57,12 +57,22 @@ async function main(argv: string[]): Promise<number> {
       clock: systemClock,
     });
     const indexKey = (await keys.current(principal.tenantId, "index")).key;
+    const rulePaths = effectiveRules(principal.application)
+      .filter((r) => r.container !== undefined && r.permissions.includes("token:search"))
+      .map((r) => r.container as string);
+    // As the token store does: rules covering every top-level container need no check per token.
+    const tops = await vault.store.db.executeQuery<{ path: string }>(
+      topLevelPaths(principal.tenantId).compile(vault.store.db),
+    );
     const scope = {
       tenantId: principal.tenantId,
       now: new Date().toISOString(),
-      visiblePaths: effectiveRules(principal.application)
-        .filter((r) => r.container !== undefined && r.permissions.includes("token:search"))
-        .map((r) => r.container as string),
+      visiblePaths: coversEverything(
+        rulePaths,
+        tops.rows.map((r) => r.path),
+      )
+        ? ["/"]
+        : rulePaths,
       blind: (value: string) => blindIndex(indexKey, value),
     };
     const explain = (query: CompiledQuery) =>
