@@ -58,7 +58,7 @@ const indexSource = (table: IndexTable): Source => ({
 });
 
 /** The nullable token columns: a comparison with NULL must read as false, never unknown, or NOT would lie. */
-const NULLABLE = new Set(["fingerprint", "created_by", "modified_by", "modified_at", "expires_at"]);
+const NULLABLE = new Set(["fingerprint", "created_by", "modified_by", "modified_at"]);
 
 /**
  * Compiles a predicate (or `undefined`: everything) into SQL over the tenant's tokens, with visibility and
