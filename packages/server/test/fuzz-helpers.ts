@@ -746,3 +746,52 @@ export function requests<C>(
     ),
   );
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Search queries
+
+/** Fragments of real queries and their syntax, glued at random: strings that get far into the parser first. */
+export const QUERY_FRAGMENTS = [
+  "type:token",
+  "type:social_security_number",
+  "data:123-45-6789",
+  "data:6789",
+  "metadata.region:eu",
+  'metadata.region:"EU"',
+  'container:"/pci/*"',
+  "container:/pci/high/",
+  "created_at:[2024-01-01 TO *]",
+  "modified_at:{* TO 2025-12-31T23:59:59.999Z]",
+  "created_at:2024-02-29",
+  "id:abc",
+  "fingerprint:x",
+  "created_by:00000000-0000-7000-8000-000000000000",
+  "AND",
+  "OR",
+  "NOT",
+  " AND ",
+  " OR ",
+  "NOT ",
+  "!",
+  "-",
+  "(",
+  ")",
+  '"',
+  "\\",
+  "[",
+  "]",
+  "{",
+  "}",
+  ":",
+  "*",
+  " TO ",
+  " ",
+  "\t",
+  "\u0000",
+  "\ud800",
+  "é",
+  "😀",
+];
+
+export const nearValidQuery = (maxPieces = 40) =>
+  fc.array(fc.constantFrom(...QUERY_FRAGMENTS), { maxLength: maxPieces }).map((parts) => parts.join(""));
