@@ -17,7 +17,7 @@ import { createTenantKeys } from "../packages/server/src/tenants/keys.js";
 import { TOKEN_TYPES } from "../packages/server/src/tokens/token-types.js";
 import { searchScenarios } from "./search/scenarios.js";
 import { readManifest, tesseraEnv } from "./search/seed.js";
-import { corpusSettings, resolveTarget, runTool } from "./search/target.js";
+import { corpusSettings, resolveTarget, runTool, CORPUS_OPTIONS } from "./search/target.js";
 
 const USAGE = `Usage: npm run bench:explain-search -- --data <dir> [--tokens <n>] [--store sqlite|postgres]
 
@@ -30,9 +30,7 @@ async function main(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     options: {
-      tokens: { type: "string" },
-      store: { type: "string" },
-      data: { type: "string" },
+      ...CORPUS_OPTIONS,
       help: { type: "boolean", short: "h" },
     },
   });

@@ -95,6 +95,13 @@ export interface MedianFigures {
 }
 
 /** Medians per figure rather than the figures of a median round: the machine is shared and rounds are noisy. */
+/** One side of a scenario: its rounds, their medians and whatever was wrong with its answers. */
+export interface Measured {
+  readonly rounds: RoundFigures[];
+  readonly median: MedianFigures;
+  readonly problems: string[];
+}
+
 export function medians(rounds: readonly RoundFigures[]): MedianFigures {
   return {
     reqPerSec: median(rounds.map((r) => r.reqPerSec)),

@@ -9,7 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { medians, roundProblems, runLoad, type MedianFigures, type RoundFigures } from "./load.js";
+import {
+  medians,
+  roundProblems,
+  runLoad,
+  type MedianFigures,
+  type RoundFigures,
+  type Measured,
+} from "./load.js";
 import type { LoadRequest } from "./scenarios.js";
 import { answerProblem, searchRequest, searchScenarios, type SearchScenario } from "./search/scenarios.js";
 import { formatDuration, readManifest, seedSearch, tesseraEnv, type SeedManifest } from "./search/seed.js";
@@ -20,6 +27,7 @@ import {
   resolveTarget,
   runTool,
   type CorpusSettings,
+  CORPUS_OPTIONS,
 } from "./search/target.js";
 import {
   freePort,
@@ -64,9 +72,7 @@ function parseSettings(argv: string[]): Settings | undefined {
   const { values } = parseArgs({
     args: argv,
     options: {
-      tokens: { type: "string" },
-      store: { type: "string" },
-      data: { type: "string" },
+      ...CORPUS_OPTIONS,
       duration: { type: "string", default: "10" },
       warmup: { type: "string", default: "3" },
       rounds: { type: "string", default: "2" },
@@ -166,12 +172,6 @@ function sampleRss(pid: number) {
     peakMb: () => peakKb / 1024,
     stop: () => clearInterval(timer),
   };
-}
-
-interface Measured {
-  readonly rounds: RoundFigures[];
-  readonly median: MedianFigures;
-  readonly problems: string[];
 }
 
 interface ScenarioReport {

@@ -9,7 +9,14 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { medians, roundProblems, runLoad, type MedianFigures, type RoundFigures } from "./load.js";
+import {
+  medians,
+  roundProblems,
+  runLoad,
+  type MedianFigures,
+  type RoundFigures,
+  type Measured,
+} from "./load.js";
 import { scenarios, type CeilingKind, type LoadRequest, type Scenario } from "./scenarios.js";
 import {
   freePort,
@@ -252,12 +259,6 @@ async function startCeilingFor(
         stop: () => Promise.resolve(),
       };
   }
-}
-
-interface Measured {
-  readonly rounds: RoundFigures[];
-  readonly median: MedianFigures;
-  readonly problems: string[];
 }
 
 interface ScenarioReport {

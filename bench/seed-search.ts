@@ -2,7 +2,14 @@
 // searches. With --data the corpus stays for `npm run bench:search -- --data DIR` to reuse.
 import { parseArgs } from "node:util";
 import { readManifest, seedSearch } from "./search/seed.js";
-import { assertEmpty, corpusSettings, resolveTarget, runTool, type CorpusSettings } from "./search/target.js";
+import {
+  assertEmpty,
+  corpusSettings,
+  resolveTarget,
+  runTool,
+  type CorpusSettings,
+  CORPUS_OPTIONS,
+} from "./search/target.js";
 
 const USAGE = `Usage: npm run bench:seed-search -- [options]
 
@@ -18,9 +25,7 @@ async function main(argv: string[]): Promise<number> {
     const { values } = parseArgs({
       args: argv,
       options: {
-        tokens: { type: "string" },
-        store: { type: "string" },
-        data: { type: "string" },
+        ...CORPUS_OPTIONS,
         help: { type: "boolean", short: "h" },
       },
     });

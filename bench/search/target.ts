@@ -15,6 +15,13 @@ export interface CorpusSettings {
   readonly dataDir?: string;
 }
 
+/** The `parseArgs` options naming a corpus, shared by every search tool. */
+export const CORPUS_OPTIONS = {
+  tokens: { type: "string" },
+  store: { type: "string" },
+  data: { type: "string" },
+} as const;
+
 /** The options both search tools share; throws with a message fit for the usage line. */
 export function corpusSettings(values: { tokens?: string; store?: string; data?: string }): CorpusSettings {
   const tokens = Number(values.tokens ?? "1000000");
