@@ -3,7 +3,7 @@
 // and to the plan step behind it (a `USE TEMP B-TREE` sort, a probe per row).
 import { parseArgs } from "node:util";
 import { CompiledQuery } from "kysely";
-import { effectiveRules } from "../packages/server/src/access/decide.js";
+import { ruleContainers } from "../packages/server/src/access/decide.js";
 import { systemClock } from "../packages/server/src/clock.js";
 import { loadConfig } from "../packages/server/src/config.js";
 import { blindIndex } from "../packages/server/src/crypto/blind-index.js";
@@ -55,9 +55,7 @@ async function main(argv: string[]): Promise<number> {
       clock: systemClock,
     });
     const indexKey = (await keys.current(principal.tenantId, "index")).key;
-    const rulePaths = effectiveRules(principal.application)
-      .filter((r) => r.container !== undefined && r.permissions.includes("token:search"))
-      .map((r) => r.container as string);
+    const rulePaths = ruleContainers(principal.application, "token:search");
     // As the token store does: rules covering every top-level container need no check per token.
     const tops = await vault.store.db.executeQuery<{ path: string }>(
       topLevelPaths(principal.tenantId).compile(vault.store.db),

@@ -50,7 +50,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     const keyring = createKeyring(masterKey.key);
     const tenants = createTenantService({ store, keyring, clock });
     await tenants.verifyMasterKey();
-    const applications = createApplicationService({ db: store.db, readOne: store.readOne, clock });
+    const applications = createApplicationService({ db: store.db, reads: store, clock });
     const tokens = createTokenService({
       store,
       keys: createTenantKeys({ db: store.db, keyring, clock }),

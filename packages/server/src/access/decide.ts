@@ -50,6 +50,13 @@ export function containerCovers(ruleContainer: string, tokenContainer: string): 
   return tokenContainer.startsWith(ruleContainer);
 }
 
+/** The containers of the grantee's rules (explicit and implicit) that hold `permission`: what it may reach. */
+export function ruleContainers(grantee: Grantee, permission: TokenPermission): string[] {
+  return effectiveRules(grantee)
+    .filter((r) => r.container !== undefined && r.permissions.includes(permission))
+    .map((r) => r.container as string);
+}
+
 /**
  * Every path the containers lie under, the root excepted (it covers everything), mapped to whether it is one of
  * the containers itself. A rule container other than the root covers a token exactly when it is one of these

@@ -10,7 +10,7 @@ import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import { AppError, parseTimestamp, textProblem, type FieldErrors } from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import type { Executor, ReadOne } from "../storage/database.js";
+import type { Executor, Reads } from "../storage/database.js";
 import { applicationStore } from "./store.js";
 import type { Application, Principal } from "./types.js";
 
@@ -33,13 +33,13 @@ export interface IssuedApplication {
 
 export interface ApplicationServiceDeps {
   readonly db: Executor;
-  /** The hot-path reader for authentication; Kysely on `db` when absent. */
-  readonly readOne?: ReadOne;
+  /** The store's hot-path readers (authentication); Kysely on `db` when absent. */
+  readonly reads?: Reads;
   readonly clock: Clock;
 }
 
-export function createApplicationService({ db, readOne, clock }: ApplicationServiceDeps) {
-  const store = applicationStore(db, readOne);
+export function createApplicationService({ db, reads, clock }: ApplicationServiceDeps) {
+  const store = applicationStore(db, reads);
 
   async function findVisible(principal: Principal, id: string): Promise<Application> {
     const application = await store.findById(principal.tenantId, id);

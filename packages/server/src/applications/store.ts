@@ -1,7 +1,7 @@
 import { CompiledQuery, type Selectable } from "kysely";
 import type { ApplicationType, Permission } from "../access/permissions.js";
 import type { AccessRule } from "../access/rules.js";
-import { readOneThrough, type Executor, type ReadOne } from "../storage/database.js";
+import { readsThrough, type Executor, type Reads } from "../storage/database.js";
 import type { ApplicationsTable } from "../storage/schema.js";
 import type { Application } from "./types.js";
 
@@ -32,7 +32,7 @@ export interface ApplicationChanges {
 }
 
 /** Every query is scoped by tenant (DESIGN §5.4) except the key lookup, which is how the tenant is found. */
-export function applicationStore(db: Executor, readOne: ReadOne = readOneThrough(db)) {
+export function applicationStore(db: Executor, { readOne }: Reads = readsThrough(db)) {
   // Authentication runs this on every request: compiled once, then only its parameter changes.
   const byKeyHash = db.selectFrom("applications").selectAll().where("key_hash", "=", "").compile();
 

@@ -25,11 +25,11 @@ export type RunWrite = (query: CompiledQuery) => Promise<void>;
 export type ReadAll = <Row>(query: CompiledQuery) => Promise<Row[]>;
 
 /** The plain path, through Kysely; used on PostgreSQL and whenever no faster reader exists. */
-export function readOneThrough(db: Executor): ReadOne {
+function readOneThrough(db: Executor): ReadOne {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows[0];
 }
 
-export function readAllThrough(db: Executor): ReadAll {
+function readAllThrough(db: Executor): ReadAll {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows;
 }
 

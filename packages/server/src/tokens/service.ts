@@ -1,4 +1,4 @@
-import { decide, effectiveRules, mayWriteInto, type Decision } from "../access/decide.js";
+import { decide, mayWriteInto, ruleContainers, type Decision } from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
 import { containerProblem, normalizeContainer } from "../access/rules.js";
 import type { Principal } from "../applications/types.js";
@@ -484,9 +484,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       filter: { ids: readonly string[]; type?: TokenType; metadata: readonly (readonly [string, string])[] },
       page: PageRequest,
     ): Promise<Page<TokenView>> {
-      const readablePaths = effectiveRules(principal.application)
-        .filter((r) => r.container !== undefined && r.permissions.includes("token:read"))
-        .map((r) => r.container as string);
+      const readablePaths = ruleContainers(principal.application, "token:read");
       const { items, total } = await tokens.list(principal.tenantId, {
         ids: filter.ids,
         ...(filter.type !== undefined && { type: filter.type }),
@@ -510,9 +508,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
      */
     async search(principal: Principal, query: string, page: PageRequest): Promise<Page<TokenView>> {
       const predicate = parseSearch(query);
-      const visiblePaths = effectiveRules(principal.application)
-        .filter((r) => r.container !== undefined && r.permissions.includes("token:search"))
-        .map((r) => r.container as string);
+      const visiblePaths = ruleContainers(principal.application, "token:search");
       const indexKey = (await keys.current(principal.tenantId, "index")).key;
       const { items, total } = await tokens.search(
         predicate,
