@@ -1,9 +1,11 @@
 import { fromWire, pageFromWire, toWire } from "./case.js";
 import type { Transport } from "./http.js";
+import { appendPage, itemsOfEveryPage } from "./paging.js";
 import type {
   Application,
   ApplicationWithKey,
   CreateApplicationInput,
+  ListAllApplicationsInput,
   ListApplicationsInput,
   Page,
   UpdateApplicationInput,
@@ -49,10 +51,21 @@ export class Applications {
   async list(input: ListApplicationsInput = {}): Promise<Page<Application>> {
     const query = new URLSearchParams();
     for (const id of input.ids ?? []) query.append("id", id);
-    if (input.page !== undefined) query.set("page", String(input.page));
-    if (input.size !== undefined) query.set("size", String(input.size));
+    appendPage(query, input);
     const body = await this.#transport.send({ method: "GET", path: "/applications", query });
     return pageFromWire<Application>(body);
+  }
+
+  /**
+   * Every Application {@link list} would return, page after page, fetched lazily as the loop advances.
+   *
+   * @example
+   * for await (const app of client.applications.listAll({ size: 100 })) {
+   *   if (app.expiresAt !== undefined) console.log(app.name, "expires", app.expiresAt);
+   * }
+   */
+  listAll(input: ListAllApplicationsInput = {}): AsyncIterable<Application> {
+    return itemsOfEveryPage((page) => this.list({ ...input, page }));
   }
 
   /**

@@ -1,41 +1,89 @@
 import { Applications } from "./applications.js";
 import { Transport, type Fetch } from "./http.js";
 import { Tenants } from "./tenants.js";
+import { detokenize, tokenize } from "./tokenize.js";
+import { Tokens } from "./tokens.js";
+import type { TokenizeInput, Tokenized } from "./types.js";
 
 export interface TesseraClientOptions {
   /** Where the server listens, e.g. `https://vault.internal:8080`; a path prefix is kept. */
   baseUrl: string;
   /** Sent in the `SVC-API-KEY` header. */
   apiKey: string;
-  /** Abort a request, response body included, after this long; default 30 000. */
+  /** Abort an attempt, response body included, after this long; default 30 000. Each retry gets its own. */
   timeoutMs?: number;
   /** Default `tessera-sdk/<version>`. */
   userAgent?: string;
-  /** Default `globalThis.fetch`; pass one for runtimes without it or to instrument requests. */
+  /** Default `globalThis.fetch`; pass one for runtimes without it (Node 16) or to instrument requests. */
   fetch?: Fetch;
+  /**
+   * How often an idempotent call (GET, PUT, DELETE, search, detokenize) answered with 429, 502, 503 or 504 is
+   * sent again; default 2, 0 turns retries off. Other calls and other statuses are never retried.
+   */
+  maxRetries?: number;
+  /** Scale of the full-jitter backoff: retry n waits a random time below `retryDelayMs · 2^n`; default 500. */
+  retryDelayMs?: number;
+  /** Cap on any wait between attempts, including one asked for by `Retry-After`; default 10 000. */
+  maxRetryDelayMs?: number;
 }
 
 /**
  * A typed client for the Tessera API. Requests and results use camelCase; the wire's snake_case is converted
- * in one place.
+ * in one place, and token data, metadata and masks are passed through untouched.
  *
- * A response outside 2xx throws {@link TesseraError}; no response at all (unreachable server, timeout) throws
- * {@link TesseraConnectionError}. Each call is sent once: this version never retries. (Retries are planned
- * only for 429, 502, 503 and 504 on idempotent calls; a 4xx other than 429 is never worth repeating.)
+ * A response outside 2xx throws a {@link TesseraError} (a subclass per common status); no response at all
+ * (unreachable server, timeout) throws {@link TesseraConnectionError}. Idempotent calls answered with 429, 502,
+ * 503 or 504 are retried with jittered backoff, honouring `Retry-After`.
  *
  * @example
- * const client = new TesseraClient({ baseUrl: "http://localhost:8080", apiKey: process.env.TESSERA_API_KEY! });
- * const { data } = await client.applications.list({ size: 100 });
+ * const client = new TesseraClient({ baseUrl: "http://localhost:3000", apiKey: process.env.SVC_API_KEY! });
+ * const token = await client.tokens.create({ type: "social_security_number", data: "123-45-6789" });
  */
 export class TesseraClient {
   /** Applications and their API keys. */
   readonly applications: Applications;
   /** The caller's tenant, and new tenants. */
   readonly tenants: Tenants;
+  /** Tokens one at a time, lists and search. */
+  readonly tokens: Tokens;
+  readonly #transport: Transport;
 
   constructor(options: TesseraClientOptions) {
-    const transport = new Transport(options);
-    this.applications = new Applications(transport);
-    this.tenants = new Tenants(transport);
+    this.#transport = new Transport(options);
+    this.applications = new Applications(this.#transport);
+    this.tenants = new Tenants(this.#transport);
+    this.tokens = new Tokens(this.#transport);
+  }
+
+  /**
+   * Creates many tokens in one call and answers in the body's shape. An object with a string `type` is a token
+   * request (the fields of `tokens.create`) and becomes the created {@link Token}; any other string, number or
+   * boolean becomes a generic token and is replaced by its id; other objects and arrays are walked, their keys
+   * kept as written. All or nothing: if one request fails, no token is created. Never retried.
+   *
+   * @example
+   * const { card, phones } = await client.tokenize({
+   *   card: { type: "card_number", data: "4111111111111111", metadata: { customer: "cus_123" } },
+   *   phones: ["+1 555 0100", "+1 555 0101"],
+   * });
+   * console.log(card.id, card.data, phones[0]); // a Token, then a token id
+   */
+  tokenize<const T extends TokenizeInput>(body: T): Promise<Tokenized<T>> {
+    return tokenize(this.#transport, body) as Promise<Tokenized<T>>;
+  }
+
+  /**
+   * Replaces each `{{ <token id> }}` expression anywhere in `body` with the token's data as the caller may read
+   * it: a string that is exactly one expression becomes the data with its JSON type, an expression inside a
+   * longer string is interpolated. The rest of the body comes back as sent, keys untouched.
+   *
+   * @example
+   * const { number, text } = await client.detokenize<{ number: string; text: string }>({
+   *   number: `{{ ${cardToken.id} }}`,
+   *   text: `Card {{ ${cardToken.id} }} on file`,
+   * });
+   */
+  detokenize<T = unknown>(body: unknown): Promise<T> {
+    return detokenize(this.#transport, body) as Promise<T>;
   }
 }

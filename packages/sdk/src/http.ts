@@ -1,4 +1,12 @@
-import { TesseraConnectionError, TesseraError } from "./errors.js";
+import { TesseraConnectionError, TesseraError, errorForResponse } from "./errors.js";
+import {
+  DEFAULT_RETRY_POLICY,
+  RETRYABLE_STATUSES,
+  parseRetryAfter,
+  retryDelayMs,
+  sleep,
+  type RetryPolicy,
+} from "./retry.js";
 
 /** Kept in step with package.json by a test. */
 export const SDK_VERSION = "0.1.0";
@@ -13,19 +21,35 @@ export interface TransportOptions {
   timeoutMs?: number;
   userAgent?: string;
   fetch?: Fetch;
+  maxRetries?: number;
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
 }
 
 export interface WireRequest {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   query?: URLSearchParams;
   /** Already in wire form; sent as JSON. */
   body?: unknown;
+  /** Default `application/json` when there is a body. */
+  contentType?: string;
+  /**
+   * Whether sending the request twice has the effect of sending it once, which makes it safe to retry. GET, PUT
+   * and DELETE are; a POST or PATCH only when it says so (the POSTs that only read, like search).
+   */
+  idempotent?: boolean;
+}
+
+interface Answer {
+  status: number;
+  text: string;
+  retryAfter: string | null;
 }
 
 /**
- * One HTTP exchange with the server, in wire form (snake_case JSON in and out). Every request is tried once:
- * there are no retries in this version.
+ * HTTP exchanges with the server, in wire form (snake_case JSON in and out). Idempotent requests answered with
+ * 429, 502, 503 or 504 are sent again after a jittered backoff (see retry.ts); nothing else is retried.
  */
 export class Transport {
   readonly #baseUrl: string;
@@ -34,6 +58,7 @@ export class Transport {
   readonly #timeoutMs: number;
   readonly #userAgent: string;
   readonly #fetch: Fetch;
+  readonly #retry: RetryPolicy;
 
   constructor(options: TransportOptions) {
     if (typeof options.baseUrl !== "string" || !/^https?:\/\//i.test(options.baseUrl)) {
@@ -45,6 +70,17 @@ export class Transport {
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new TypeError("timeoutMs must be a positive number");
+    }
+    const retry: RetryPolicy = {
+      maxRetries: options.maxRetries ?? DEFAULT_RETRY_POLICY.maxRetries,
+      baseDelayMs: options.retryDelayMs ?? DEFAULT_RETRY_POLICY.baseDelayMs,
+      maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
+    };
+    if (!Number.isInteger(retry.maxRetries) || retry.maxRetries < 0) {
+      throw new TypeError("maxRetries must be a whole number, 0 or more");
+    }
+    if (![retry.baseDelayMs, retry.maxDelayMs].every((ms) => Number.isFinite(ms) && ms >= 0)) {
+      throw new TypeError("retryDelayMs and maxRetryDelayMs must be numbers, 0 or more");
     }
     // Possibly missing: Node 16 has a global fetch only behind a flag.
     const globalFetch: Fetch | undefined = globalThis.fetch;
@@ -59,20 +95,40 @@ export class Transport {
     this.#userAgent = options.userAgent ?? DEFAULT_USER_AGENT;
     // Called as a plain function: browsers reject `fetch` invoked with any `this` but the global object.
     this.#fetch = (input, init) => fetch(input, init);
+    this.#retry = retry;
   }
 
   /** The parsed JSON body of a 2xx response, or undefined when it has none (204). */
-  async send({ method, path, query, body }: WireRequest): Promise<unknown> {
+  async send(request: WireRequest): Promise<unknown> {
+    const idempotent = request.idempotent ?? ["GET", "PUT", "DELETE"].includes(request.method);
+    for (let retry = 0; ; retry++) {
+      const { status, text, retryAfter } = await this.#exchange(request);
+      const parsed = parseJson(text);
+      if (status >= 200 && status <= 299) {
+        if (text.length === 0) return undefined;
+        if (parsed === undefined) {
+          throw new TesseraError(status, text, `HTTP ${status} with a body that is not JSON`);
+        }
+        return parsed;
+      }
+      const retryAfterSeconds = parseRetryAfter(retryAfter, Date.now());
+      if (!idempotent || !RETRYABLE_STATUSES.has(status) || retry >= this.#retry.maxRetries) {
+        throw errorForResponse(status, parsed ?? text, retryAfterSeconds);
+      }
+      await sleep(retryDelayMs(retry, this.#retry, retryAfterSeconds));
+    }
+  }
+
+  /** One attempt: the response's status and whole body, or a TesseraConnectionError when none arrived in time. */
+  async #exchange({ method, path, query, body, contentType }: WireRequest): Promise<Answer> {
     const search = query?.toString() ?? "";
     const url = `${this.#baseUrl}${path}${search.length > 0 ? `?${search}` : ""}`;
     const headers: Record<string, string> = { "SVC-API-KEY": this.#apiKey, "User-Agent": this.#userAgent };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (body !== undefined) headers["Content-Type"] = contentType ?? "application/json";
 
     const controller = new AbortController();
     // The timer covers the whole exchange, body included: a server that sends headers and then stalls still times out.
     const timer = setTimeout(() => controller.abort(), this.#timeoutMs);
-    let status: number;
-    let text: string;
     try {
       const response = await this.#fetch(url, {
         method,
@@ -80,8 +136,8 @@ export class Transport {
         ...(body !== undefined && { body: JSON.stringify(body) }),
         signal: controller.signal,
       });
-      status = response.status;
-      text = await response.text();
+      const text = await response.text();
+      return { status: response.status, text, retryAfter: response.headers.get("retry-after") };
     } catch (error) {
       const timedOut = controller.signal.aborted;
       const reason = timedOut ? `timed out after ${this.#timeoutMs} ms` : `failed: ${describe(error)}`;
@@ -89,14 +145,6 @@ export class Transport {
     } finally {
       clearTimeout(timer);
     }
-
-    const parsed = parseJson(text);
-    if (status < 200 || status > 299) throw new TesseraError(status, parsed ?? text);
-    if (text.length === 0) return undefined;
-    if (parsed === undefined) {
-      throw new TesseraError(status, text, `HTTP ${status} with a body that is not JSON`);
-    }
-    return parsed;
   }
 }
 

@@ -1,6 +1,25 @@
 export { TesseraClient, type TesseraClientOptions } from "./client.js";
 export { Applications } from "./applications.js";
 export { Tenants } from "./tenants.js";
-export { TesseraConnectionError, TesseraError, type FieldErrors } from "./errors.js";
+export { Tokens } from "./tokens.js";
+export {
+  TesseraAuthenticationError,
+  TesseraConflictError,
+  TesseraConnectionError,
+  TesseraError,
+  TesseraForbiddenError,
+  TesseraNotFoundError,
+  TesseraRateLimitError,
+  TesseraServerError,
+  TesseraValidationError,
+  type FieldErrors,
+} from "./errors.js";
 export { SDK_VERSION, type Fetch } from "./http.js";
+export {
+  WebhookVerificationError,
+  verifyWebhook,
+  type HeaderRecord,
+  type HeadersLike,
+  type VerifyWebhookOptions,
+} from "./webhooks.js";
 export type * from "./types.js";

@@ -1,123 +1,146 @@
+import type { Camelize, TokenUserData } from "./case.js";
+import type { paths } from "./generated/openapi.js";
+
 /**
- * The SDK's view of Tessera's resources, in camelCase. Written by hand against the server's response schemas
- * for now; STYLE §5 has them generated from `openapi.json` once it is committed.
+ * The SDK's view of Tessera's resources, in camelCase. Each type is the server's own wire type, taken from
+ * `generated/openapi.ts` (generated from the committed openapi.json) and renamed key by key by {@link Camelize},
+ * so a change of the server's schemas reaches these types through `npm run openapi` and nothing else.
  *
- * Timestamps are ISO-8601 strings, as the server sends them. Optional properties are absent, never `null`.
+ * Timestamps are ISO-8601 strings, as the server sends them; inputs accept a `Date` as well. Optional
+ * properties are absent, never `null`.
  */
 
-export type ApplicationType = "private" | "public" | "management";
+type Json<Response> = Response extends { content: { "application/json": infer Body } } ? Body : never;
+type Operation<Path extends keyof paths, Method extends keyof paths[Path]> = paths[Path][Method];
+type ResponseOf<Path extends keyof paths, Method extends keyof paths[Path], Status extends number> =
+  Operation<Path, Method> extends { responses: Record<Status, infer Response> } ? Json<Response> : never;
+type RequestOf<Path extends keyof paths, Method extends keyof paths[Path]> =
+  Operation<Path, Method> extends { requestBody: infer Body } ? Json<Body> : never;
+type QueryOf<Path extends keyof paths, Method extends keyof paths[Path]> =
+  Operation<Path, Method> extends { parameters: { query?: infer Query } } ? NonNullable<Query> : never;
 
-export type TokenPermission =
-  "token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use";
+/** A `...At` timestamp of an input may be given as a `Date`; it is sent as its ISO string. */
+type AcceptingDates<T> = { [K in keyof T]: K extends `${string}At` ? T[K] | Date : T[K] };
 
-export type ManagementPermission =
-  | "application:create"
-  | "application:read"
-  | "application:update"
-  | "application:delete"
-  | "reactor:create"
-  | "reactor:read"
-  | "reactor:update"
-  | "reactor:delete"
-  | "tenant:create"
-  | "tenant:read"
-  | "log:read";
+type WireApplication = ResponseOf<"/applications/{id}", "get", 200>;
+type WireTokenPage = ResponseOf<"/tokens", "get", 200>;
+
+export type Application = Camelize<WireApplication>;
+
+/** An Application together with its API key, which the server shows only when it creates or regenerates one. */
+export type ApplicationWithKey = Camelize<ResponseOf<"/applications", "post", 201>>;
+
+export type ApplicationType = Application["type"];
 
 /** Which ones an Application may hold depends on its type; the server answers 400 for any other combination. */
-export type Permission = TokenPermission | ManagementPermission;
-
-/** How token data reaches a caller under a rule. */
-export type Transform = "redact" | "mask" | "reveal";
-
-export interface Condition {
-  attribute: "id" | "container";
-  operator: "starts_with" | "equals";
-  value: string;
-}
+export type Permission = Application["permissions"][number];
+export type TokenPermission = Extract<Permission, `token:${string}`>;
+export type ManagementPermission = Exclude<Permission, TokenPermission>;
 
 /** Grants token permissions on the tokens in `container`; lower `priority` values take precedence. */
-export interface AccessRule {
-  description?: string;
-  priority: number;
-  /** A path such as `/pci/high/`; stored lower-case. Required for public and private Applications. */
-  container?: string;
-  /** Applies only to sessions; the server refuses it on Applications today. */
-  conditions?: Condition[];
-  transform: Transform;
-  permissions: TokenPermission[];
-}
+export type AccessRule = Application["rules"][number];
+/** Applies only to sessions; the server refuses it on Applications today. */
+export type Condition = NonNullable<AccessRule["conditions"]>[number];
+/** How token data reaches a caller under a rule. */
+export type Transform = AccessRule["transform"];
 
-export interface Application {
-  id: string;
-  tenantId: string;
-  name: string;
-  type: ApplicationType;
-  permissions: Permission[];
-  rules: AccessRule[];
-  createdBy?: string;
-  createdAt: string;
-  modifiedBy?: string;
-  modifiedAt?: string;
-  expiresAt?: string;
-}
-
-/** An Application together with its API key, which the server shows only in this one response. */
-export interface ApplicationWithKey extends Application {
-  key: string;
-}
-
-export interface CreateApplicationInput {
-  /** 1–200 characters, not blank. */
-  name: string;
-  type: ApplicationType;
-  /** `permissions` or `rules` must be non-empty. */
-  permissions?: Permission[];
-  rules?: AccessRule[];
-  /** When the Application (and its key) expires; must be in the future. */
-  expiresAt?: string | Date;
-}
+/** `permissions` or `rules` must be non-empty; `expiresAt` must be in the future. */
+export type CreateApplicationInput = AcceptingDates<Camelize<RequestOf<"/applications", "post">>>;
 
 /** A full replacement: omitted `permissions` or `rules` become empty. The type cannot be changed. */
-export interface UpdateApplicationInput {
-  name: string;
-  permissions?: Permission[];
-  rules?: AccessRule[];
-}
+export type UpdateApplicationInput = Camelize<RequestOf<"/applications/{id}", "put">>;
+
+type ListApplicationsQuery = QueryOf<"/applications", "get">;
 
 export interface ListApplicationsInput {
   /** Only these Applications (at most 100); sent as repeated `id` query parameters. */
-  ids?: string[];
+  ids?: ListApplicationsQuery["id"];
   /** From 1; default 1. A page past the end is empty, not an error. */
-  page?: number;
+  page?: ListApplicationsQuery["page"];
   /** 1–100; default 20. */
-  size?: number;
+  size?: ListApplicationsQuery["size"];
 }
 
-export interface Pagination {
-  totalItems: number;
-  pageNumber: number;
-  pageSize: number;
-  totalPages: number;
-}
+export type Pagination = Camelize<WireTokenPage["pagination"]>;
 
+/** One page of a list or search: `data` holds at most `pagination.pageSize` items. */
 export interface Page<T> {
   pagination: Pagination;
   data: T[];
 }
 
-export interface Tenant {
-  id: string;
-  name: string;
-  createdBy?: string;
-  createdAt: string;
-}
+export type Tenant = Camelize<ResponseOf<"/tenants/self", "get", 200>>;
 
 /** A new tenant with its first management Application, whose key is shown only in this response. */
-export interface CreatedTenant extends Tenant {
-  application: ApplicationWithKey;
+export type CreatedTenant = Camelize<ResponseOf<"/tenants", "post", 201>>;
+
+export type CreateTenantInput = Camelize<RequestOf<"/tenants", "post">>;
+
+/**
+ * A token. `data` is shown through the caller's access rule: the value, its evaluated mask, or absent. `data`,
+ * `metadata` and `mask` are the caller's own and keep their keys exactly as written.
+ */
+export type Token = Camelize<ResponseOf<"/tokens/{id}", "get", 200>, TokenUserData>;
+
+export type TokenType = Token["type"];
+
+/** `data` is required, any JSON but `null`; everything else has the token type's default. */
+export type CreateTokenInput = AcceptingDates<Camelize<RequestOf<"/tokens", "post">, TokenUserData>>;
+
+/**
+ * A JSON merge patch (RFC 7386): only the members given change. `data`, `metadata` and `mask` are merged, a
+ * `null` member removing that key; `null` for `expiresAt` removes the expiry, for `searchIndexes` or
+ * `fingerprintExpression` restores the type's default.
+ */
+export type UpdateTokenInput = AcceptingDates<Camelize<RequestOf<"/tokens/{id}", "patch">, TokenUserData>>;
+
+type ListTokensQuery = QueryOf<"/tokens", "get">;
+
+export interface ListTokensInput {
+  /** Only these tokens (at most 100); sent as repeated `id` query parameters. */
+  ids?: ListTokensQuery["id"];
+  type?: ListTokensQuery["type"];
+  /**
+   * Only tokens whose metadata has each of these keys with exactly this value (compared case-insensitively);
+   * sent as `metadata.<key>=<value>` query parameters.
+   */
+  metadata?: Record<string, string>;
+  /** From 1; default 1. A page past the end is empty, not an error. */
+  page?: ListTokensQuery["page"];
+  /** 1–100; default 20. */
+  size?: ListTokensQuery["size"];
 }
 
-export interface CreateTenantInput {
-  /** 1–200 characters, not blank. */
-  name: string;
-}
+/** The query language is in docs/search.md; an empty or absent query matches every token the caller may search. */
+export type SearchTokensInput = Camelize<RequestOf<"/tokens/search", "post">>;
+
+/** For iterating over every page of a search: the page size only, the pages come one after another. */
+export type SearchAllTokensInput = Omit<SearchTokensInput, "page">;
+
+/** For iterating over every page of a list. */
+export type ListAllTokensInput = Omit<ListTokensInput, "page">;
+export type ListAllApplicationsInput = Omit<ListApplicationsInput, "page">;
+
+/** A token request inside a tokenize body: an object whose string `type` marks it as one. */
+export type TokenizeRequest = CreateTokenInput & { type: TokenType };
+
+/** Any JSON. Token requests become tokens; every other leaf (string, number, boolean) a `token` token's id. */
+export type TokenizeInput =
+  | TokenizeRequest
+  | string
+  | number
+  | boolean
+  | null
+  | readonly TokenizeInput[]
+  | { readonly [key: string]: TokenizeInput };
+
+/** The shape of a tokenize body with each token request replaced by its {@link Token}, each other leaf by an id. */
+export type Tokenized<T> = T extends null
+  ? null
+  : T extends string | number | boolean
+    ? string
+    : T extends { type: string }
+      ? Token
+      : T extends readonly unknown[]
+        ? { -readonly [I in keyof T]: Tokenized<T[I]> }
+        : { -readonly [K in keyof T]: Tokenized<T[K]> };

@@ -9,6 +9,7 @@ import {
   TesseraClient,
   TesseraConnectionError,
   TesseraError,
+  TesseraNotFoundError,
   type AccessRule,
   type Application,
   type CreateApplicationInput,
@@ -246,9 +247,9 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
       expect(await admin.applications.delete(created.id)).toBeUndefined();
       expect(lastSent().method).toBe("DELETE");
 
-      const error = await rejectionOf(admin.applications.get(created.id), TesseraError);
+      const error = await rejectionOf(admin.applications.get(created.id), TesseraNotFoundError);
       expect(error).toMatchObject({
-        name: "TesseraError",
+        name: "TesseraNotFoundError",
         status: 404,
         type: "urn:tessera:problem:not-found",
         title: "Not found",
