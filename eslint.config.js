@@ -22,6 +22,16 @@ export default tseslint.config(
     },
   },
   {
+    // The reactor harness is plain JavaScript run by Deno, outside the TypeScript project.
+    files: ["packages/server/src/reactors/sandbox/harness.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: "module",
+      parserOptions: { projectService: false, project: null },
+      globals: { Deno: "readonly", TextEncoder: "readonly", TextDecoder: "readonly", globalThis: "readonly" },
+    },
+  },
+  {
     // Tests read JSON response bodies, which are `any` by nature; the assertions are the type check.
     files: ["**/*.test.ts", "**/test/**/*.ts"],
     rules: {

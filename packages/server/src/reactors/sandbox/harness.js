@@ -1,0 +1,264 @@
+// The program every reactor worker runs, inside Deno with no permission but public egress (see
+// reactor-runtime.md). It reads NDJSON frames on stdin, loads one reactor's code in a CommonJS shim and runs it
+// once per invocation. Every frame it writes carries the nonce the host sent first, so lines printed by reactor
+// code (which shares this realm and this stdout) are never taken for frames.
+//
+// Reactor code runs in this realm and may replace globals (JSON.stringify, console, ...) for its own reasons; what
+// the harness needs after the code has loaded is captured first, so that the protocol keeps working. This is
+// robustness, not a boundary: code that sets out to can still observe its own worker (its nonce, the frames of its
+// own invocations), which gains it nothing, because a worker serves one reactor, one invocation at a time.
+const { stringify, parse } = { stringify: JSON.stringify, parse: JSON.parse };
+const encoder = new TextEncoder();
+const encode = encoder.encode.bind(encoder);
+const decoder = new TextDecoder();
+const decode = decoder.decode.bind(decoder);
+const writeSync = Deno.stdout.writeSync.bind(Deno.stdout);
+const reader = Deno.stdin.readable.getReader();
+const read = reader.read.bind(reader);
+const exit = Deno.exit.bind(Deno);
+const PromiseCtor = Promise;
+const ErrorCtor = Error;
+const ObjectFreeze = Object.freeze;
+const ObjectAssign = Object.assign;
+const ObjectDefineProperty = Object.defineProperty;
+const ArrayIsArray = Array.isArray;
+const StringCtor = String;
+const MapCtor = Map;
+const mapGet = Map.prototype.get;
+const mapSet = Map.prototype.set;
+const mapDelete = Map.prototype.delete;
+const call = Function.prototype.call.bind(Function.prototype.call);
+const indirectEval = eval;
+
+let nonce;
+let exported;
+let nextCall = 0;
+const pendingCalls = new MapCtor();
+
+function send(frame) {
+  frame.n = nonce;
+  const bytes = encode(`${stringify(frame)}\n`);
+  for (let written = 0; written < bytes.length;) written += writeSync(bytes.subarray(written));
+}
+
+/** The error classes reactor code throws to choose its HTTP answer (wire-format.md §7), under both names. */
+function errorModule() {
+  class ReactorError extends ErrorCtor {
+    constructor(status, detail, errors) {
+      super(detail);
+      this.name = new.target.name;
+      this.status = status;
+      this.errors = errors;
+    }
+    toRFC7807() {
+      return { detail: this.message, status: this.status, errors: this.errors };
+    }
+  }
+  const simple = (name, status, detail) => {
+    const Class = class extends ReactorError {
+      constructor(errors) {
+        super(status, detail, errors);
+      }
+    };
+    ObjectDefineProperty(Class, "name", { value: name });
+    return Class;
+  };
+  class CustomHttpResponseError extends ReactorError {
+    constructor({ status, headers, body } = {}) {
+      super(status, "Custom HTTP Response", undefined);
+      this.headers = headers;
+      this.body = body;
+    }
+  }
+  return ObjectFreeze({
+    BasisTheoryReactorError: ReactorError,
+    ReactorError,
+    AuthenticationError: simple("AuthenticationError", 401, "Authentication Failed"),
+    AuthorizationError: simple("AuthorizationError", 403, "Forbidden"),
+    BadRequestError: simple("BadRequestError", 400, "Bad Request"),
+    InvalidPaymentMethodError: simple("InvalidPaymentMethodError", 402, "Invalid Payment Method"),
+    InvalidReactorConfigurationError: simple(
+      "InvalidReactorConfigurationError",
+      400,
+      "Invalid Reactor Configuration",
+    ),
+    RateLimitError: simple("RateLimitError", 429, "Rate Limit Exceeded"),
+    ReactorRuntimeError: simple("ReactorRuntimeError", 500, "Reactor Runtime Error"),
+    ServiceUnavailableError: simple("ServiceUnavailableError", 503, "Service Unavailable"),
+    CustomHttpResponseError,
+  });
+}
+
+/** What crosses back to the host about a thrown value: only data, never a stack (it names internal paths). */
+function describeThrown(thrown) {
+  if (thrown === null || typeof thrown !== "object") {
+    return { name: "Error", message: thrown === undefined ? "" : StringCtor(thrown) };
+  }
+  const described = {
+    name: typeof thrown.name === "string" ? thrown.name : "Error",
+    message: typeof thrown.message === "string" ? thrown.message : StringCtor(thrown),
+  };
+  if (typeof thrown.status === "number") described.status = thrown.status;
+  if (thrown.errors !== undefined) described.errors = thrown.errors;
+  if (thrown.headers !== undefined) described.headers = thrown.headers;
+  if (thrown.body !== undefined) described.body = thrown.body;
+  return described;
+}
+
+/** `svc`: every SDK call becomes an RPC frame; the host performs it as the reactor's Application. */
+function serviceStub(invocation) {
+  const rpc =
+    (method) =>
+    (...params) =>
+      new PromiseCtor((resolve, reject) => {
+        const id = ++nextCall;
+        call(mapSet, pendingCalls, id, { resolve, reject });
+        send({ t: "rpc", invocation, call: id, method, params });
+      });
+  const group = (name, methods) => {
+    const object = {};
+    for (const method of methods) object[method] = rpc(`${name}.${method}`);
+    return ObjectFreeze(object);
+  };
+  return ObjectFreeze({
+    tokens: group("tokens", ["create", "get", "list", "update", "delete", "search"]),
+    tokenize: rpc("tokenize"),
+    detokenize: rpc("detokenize"),
+  });
+}
+
+function captureConsole(invocationOf) {
+  const log =
+    (level) =>
+    (...values) => {
+      const text = values.map((v) => (typeof v === "string" ? v : safeStringify(v))).join(" ");
+      send({ t: "log", invocation: invocationOf(), level, text });
+    };
+  // Replaced method by method: Deno's Node compatibility layer extends the console object itself later.
+  for (const [method, level] of [
+    ["log", "info"],
+    ["info", "info"],
+    ["debug", "debug"],
+    ["warn", "warn"],
+    ["error", "error"],
+    ["trace", "debug"],
+  ]) {
+    globalThis.console[method] = log(level);
+  }
+}
+
+function safeStringify(value) {
+  try {
+    return stringify(value) ?? StringCtor(value);
+  } catch {
+    return StringCtor(value);
+  }
+}
+
+async function load({ code, modules }) {
+  const errors = errorModule();
+  const preloaded = new MapCtor();
+  for (const name of modules) {
+    if (name === "@tessera/reactor" || name === "@basis-theory/basis-theory-reactor-formulas-sdk-js") {
+      call(mapSet, preloaded, name, errors);
+    } else {
+      const loaded = await import(name.startsWith("node:") ? name : `node:${name}`);
+      call(mapSet, preloaded, name, loaded.default ?? loaded);
+      call(mapSet, preloaded, name.replace(/^node:/, ""), loaded.default ?? loaded);
+    }
+  }
+  const require = (name) => {
+    const found = call(mapGet, preloaded, StringCtor(name));
+    if (found === undefined) throw new ErrorCtor(`Cannot require '${name}': not an allowed module`);
+    return found;
+  };
+  const module = { exports: {} };
+  // The wrapper shares the first line with the code, so line numbers in errors are the reactor's own.
+  const wrapped = indirectEval(
+    `(function (exports, require, module, __filename, __dirname, Buffer, process, global) {${code}\n})`,
+  );
+  const { Buffer } = await import("node:buffer");
+  const process = (await import("node:process")).default;
+  wrapped.call(
+    module.exports,
+    module.exports,
+    require,
+    module,
+    "/reactor.js",
+    "/",
+    Buffer,
+    process,
+    globalThis,
+  );
+  exported = module.exports;
+  if (typeof exported !== "function") throw new ErrorCtor("The reactor code must export a function");
+}
+
+let current;
+
+async function invoke({ invocation, args, configuration, svc }) {
+  current = invocation;
+  try {
+    const result = await exported({ args, configuration, svc: svc ? serviceStub(invocation) : null });
+    if (result !== undefined && (result === null || typeof result !== "object" || ArrayIsArray(result))) {
+      throw new ErrorCtor("The reactor must return an object such as { raw } or { tokenize }");
+    }
+    const value = {};
+    if (result?.raw !== undefined) value.raw = result.raw;
+    if (result?.tokenize !== undefined) value.tokenize = result.tokenize;
+    send({ t: "result", invocation, ok: true, value });
+  } catch (thrown) {
+    send({ t: "result", invocation, ok: false, error: describeThrown(thrown) });
+  }
+}
+
+function settleCall({ call: id, ok, value, error }) {
+  const pending = call(mapGet, pendingCalls, id);
+  if (pending === undefined) return;
+  call(mapDelete, pendingCalls, id);
+  if (ok) pending.resolve(value);
+  else pending.reject(ObjectFreeze(ObjectAssign(new ErrorCtor(error.message), error)));
+}
+
+async function handle(frame) {
+  switch (frame.t) {
+    case "load":
+      try {
+        await load(frame);
+        send({ t: "loaded" });
+      } catch (thrown) {
+        send({ t: "load-error", error: describeThrown(thrown) });
+      }
+      return;
+    case "invoke":
+      return invoke(frame);
+    case "rpc-result":
+      return settleCall(frame);
+    default:
+      return;
+  }
+}
+
+async function main() {
+  captureConsole(() => current);
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await read();
+    if (done) exit(0);
+    buffered += decode(value, { stream: true });
+    for (let newline = buffered.indexOf("\n"); newline !== -1; newline = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, newline);
+      buffered = buffered.slice(newline + 1);
+      if (nonce === undefined) {
+        nonce = line;
+        continue;
+      }
+      // Frames are handled one after the other, except an invocation, which waits on its own RPC results.
+      const frame = parse(line);
+      if (frame.t === "invoke") void handle(frame);
+      else await handle(frame);
+    }
+  }
+}
+
+await main();

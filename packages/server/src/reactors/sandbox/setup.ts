@@ -1,0 +1,88 @@
+import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { WorkerLimits } from "./worker.js";
+
+/**
+ * Addresses reactor code may never reach, whatever egress it is allowed (reactor-runtime.md): loopback, the
+ * unspecified address, link-local (cloud metadata), the private ranges and carrier-grade NAT. Deno checks these
+ * after resolving a name, so DNS aliases of them are refused too. Deno takes no IPv6 ranges: IPv6 private egress
+ * has to be blocked by network policy (docs/reactors.md).
+ */
+export const ALWAYS_DENIED = [
+  "127.0.0.0/8",
+  "localhost",
+  "[::1]",
+  "0.0.0.0",
+  "[::]",
+  "169.254.0.0/16",
+  "10.0.0.0/8",
+  "172.16.0.0/12",
+  "192.168.0.0/16",
+  "100.64.0.0/10",
+] as const;
+
+/** The unprivileged user workers run as when the server runs as root (`nobody` on Debian). */
+const NOBODY = { uid: 65534, gid: 65534 } as const;
+
+const HARNESS = fileURLToPath(new URL("harness.js", import.meta.url));
+
+/** The Deno binary of the platform package the `deno` npm package installs; the `.bin` wrapper costs ~70 ms. */
+export function denoBinary(): string {
+  const platform =
+    process.platform === "linux"
+      ? `linux-${process.arch}-glibc`
+      : process.platform === "darwin"
+        ? `darwin-${process.arch}`
+        : undefined;
+  if (platform === undefined)
+    throw new Error(`reactors need Deno, which has no build for ${process.platform}`);
+  const require = createRequire(import.meta.url);
+  return path.join(path.dirname(require.resolve(`@deno/${platform}/package.json`)), "deno");
+}
+
+/** The host's own addresses: Deno has no separate listen permission, so reactor code must not reach them either. */
+export function hostAddresses(): string[] {
+  return Object.values(os.networkInterfaces())
+    .flat()
+    .flatMap((address) =>
+      address === undefined ? [] : [address.family === "IPv6" ? `[${address.address}]` : address.address],
+    )
+    .filter((address) => !address.startsWith("[fe80"));
+}
+
+export interface SandboxSettings {
+  /** Where Deno keeps its cache; the harness is copied here so that an unprivileged worker can read it. */
+  readonly denoDir: string;
+  /** Hosts (`host[:port]`, comma-separated) reactor code may reach; empty for any public address. */
+  readonly egress: string;
+  readonly heapMiB: number;
+  readonly rssMiB: number;
+  readonly frameBytes: number;
+  readonly logBytes: number;
+  readonly loadTimeoutMs: number;
+}
+
+export function workerLimits(settings: SandboxSettings): WorkerLimits {
+  mkdirSync(settings.denoDir, { recursive: true, mode: 0o755 });
+  chmodSync(settings.denoDir, 0o755);
+  const harness = path.join(settings.denoDir, "tessera-harness.js");
+  copyFileSync(HARNESS, harness);
+  chmodSync(harness, 0o644);
+  const root = process.getuid?.() === 0;
+  return {
+    deno: denoBinary(),
+    harness,
+    denoDir: settings.denoDir,
+    allowNet: settings.egress,
+    denyNet: [...ALWAYS_DENIED, ...hostAddresses()],
+    heapMiB: settings.heapMiB,
+    rssBytes: settings.rssMiB * 2 ** 20,
+    frameBytes: settings.frameBytes,
+    logBytes: settings.logBytes,
+    loadTimeoutMs: settings.loadTimeoutMs,
+    ...(root && { runAs: NOBODY }),
+  };
+}
