@@ -47,7 +47,8 @@ export function parseRetryAfter(header: string | null, now: number): number | un
   if (header === null) return undefined;
   const value = header.trim();
   if (/^\d+$/.test(value)) return Number(value);
-  const at = Date.parse(value);
+  // Date.parse reads almost anything ("-1" is a year); an HTTP date always names its month.
+  const at = /[A-Za-z]{3}/.test(value) ? Date.parse(value) : Number.NaN;
   if (Number.isNaN(at)) return undefined;
   return Math.max(0, Math.ceil((at - now) / 1000));
 }

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { fromWire, pageFromWire, toWire } from "../src/case.js";
+import {
+  TOKEN_USER_DATA,
+  fromWire,
+  pageFromWire,
+  toWire,
+  tokenizeToWire,
+  tokenizedFromWire,
+} from "../src/case.js";
 
-// The converter alone: the user-data exclusion has no endpoint to exercise it yet.
+// The converter alone; tokens.test.ts checks the same conversions on the wire against the real server.
 describe("case conversion", () => {
   const userData = new Set(["data", "metadata"]);
 
@@ -42,5 +49,45 @@ describe("case conversion", () => {
       pagination: { totalItems: 1, pageNumber: 1, pageSize: 20, totalPages: 1 },
       data: [{ createdAt: "x", data: { card_number: "4242" } }],
     });
+  });
+
+  it("keeps a leading underscore, so that _extras stays apart from ordinary keys", () => {
+    expect(fromWire({ _extras: { deduplicated: true }, tenant_id: "t" })).toEqual({
+      _extras: { deduplicated: true },
+      tenantId: "t",
+    });
+    expect(toWire({ _extras: 1 })).toEqual({ _extras: 1 });
+  });
+
+  it("renames a tokenize body's token requests only, leaving the caller's structure and user data alone", () => {
+    const body = {
+      fullName: "Jane",
+      cards: [{ type: "card", data: { exp_month: 1 }, searchIndexes: [], mask: { exp_month: "x" } }, null],
+      nested: { deepKey: { type: "token", data: "d", expiresAt: "2030-01-01T00:00:00Z" } },
+      n: 1,
+    };
+    expect(tokenizeToWire(body)).toEqual({
+      fullName: "Jane",
+      cards: [{ type: "card", data: { exp_month: 1 }, search_indexes: [], mask: { exp_month: "x" } }, null],
+      nested: { deepKey: { type: "token", data: "d", expires_at: "2030-01-01T00:00:00Z" } },
+      n: 1,
+    });
+    expect(tokenizeToWire("plain")).toBe("plain");
+    expect(tokenizeToWire([{ type: "token", fingerprintExpression: "x" }])).toEqual([
+      { type: "token", fingerprint_expression: "x" },
+    ]);
+  });
+
+  it("reads a tokenize answer by the request's shape: tokens where the requests were, the rest as sent", () => {
+    const request = { fullName: "Jane", cards: [{ type: "card", data: {} }, null], n: 1 };
+    const token = { id: "t", tenant_id: "x", data: { exp_month: 1 }, search_indexes: [] };
+    const response = { fullName: "id-1", cards: [token, null], n: "id-2" };
+    expect(tokenizedFromWire(request, response)).toEqual({
+      fullName: "id-1",
+      cards: [{ id: "t", tenantId: "x", data: { exp_month: 1 }, searchIndexes: [] }, null],
+      n: "id-2",
+    });
+    expect(tokenizedFromWire({ type: "token", data: 1 }, token)).toEqual(fromWire(token, TOKEN_USER_DATA));
+    expect(tokenizedFromWire(["a"], ["id"])).toEqual(["id"]);
   });
 });

@@ -8,12 +8,18 @@ import {
   SDK_VERSION,
   TesseraClient,
   TesseraConnectionError,
+  TesseraAuthenticationError,
   TesseraError,
+  TesseraForbiddenError,
   TesseraNotFoundError,
+  TesseraServerError,
+  TesseraValidationError,
   type AccessRule,
   type Application,
   type CreateApplicationInput,
 } from "../src/index.js";
+import { lastOf, recordingFetch, type SentRequest } from "./recorder.js";
+import { rejectionOf } from "./rejection.js";
 
 const MISSING_ID = "00000000-0000-4000-8000-000000000000";
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -26,27 +32,6 @@ const maskedCards: AccessRule = {
   permissions: ["token:read", "token:search"],
 };
 
-/** The error a promise rejects with, checked to be of `type`. */
-async function rejectionOf<E extends Error>(
-  promise: Promise<unknown>,
-  type: new (...args: never[]) => E,
-): Promise<E> {
-  const outcome = await promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ error }),
-  );
-  if (!("error" in outcome)) throw new Error(`expected a ${type.name}, got ${JSON.stringify(outcome.value)}`);
-  expect(outcome.error).toBeInstanceOf(type);
-  return outcome.error as E;
-}
-
-interface SentRequest {
-  url: string;
-  method: string | undefined;
-  headers: Headers;
-  body: string | undefined;
-}
-
 describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () => {
   let server: TestServer;
   let admin: TesseraClient;
@@ -58,16 +43,7 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
     admin = new TesseraClient({
       baseUrl: server.url,
       apiKey: server.bootstrapKey,
-      // Records what goes on the wire, then sends it for real.
-      fetch: (input, init) => {
-        sent.push({
-          url: typeof input === "string" ? input : input instanceof URL ? input.href : input.url,
-          method: init?.method,
-          headers: new Headers(init?.headers),
-          body: typeof init?.body === "string" ? init.body : undefined,
-        });
-        return fetch(input, init);
-      },
+      fetch: recordingFetch(sent),
     });
     bootstrap = await admin.applications.getByKey();
   });
@@ -75,11 +51,7 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
 
   const clientFor = (apiKey: string) => new TesseraClient({ baseUrl: server.url, apiKey });
 
-  function lastSent(): SentRequest {
-    const request = sent.at(-1);
-    if (request === undefined) throw new Error("nothing sent");
-    return request;
-  }
+  const lastSent = () => lastOf(sent);
 
   async function createPrivate(overrides: Partial<CreateApplicationInput> = {}) {
     return admin.applications.create({
@@ -169,6 +141,26 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
       });
     });
 
+    it("listAll yields every Application of every page, fetching each page only when reached", async () => {
+      const all = await admin.applications.list({ size: 100 });
+      expect(all.pagination.totalItems).toBeGreaterThan(2);
+      const before = sent.length;
+      const seen: Application[] = [];
+      for await (const application of admin.applications.listAll({ size: 2 })) seen.push(application);
+      expect(seen).toEqual(all.data);
+      const pages = Math.ceil(all.pagination.totalItems / 2);
+      expect(sent.slice(before).map((request) => new URL(request.url).search)).toEqual(
+        Array.from({ length: pages }, (_, i) => `?page=${i + 1}&size=2`),
+      );
+
+      const started = sent.length;
+      for await (const application of admin.applications.listAll({ size: 2 })) {
+        expect(application.id).toBe(all.data[0]!.id);
+        break;
+      }
+      expect(sent.length - started).toBe(1);
+    });
+
     it("get returns the Application without its key", async () => {
       const { key: _key, ...created } = await createPrivate({ rules: [maskedCards] });
       const fetched = await admin.applications.get(created.id);
@@ -232,7 +224,10 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
       });
       expect(regenerated.key).not.toBe(created.key);
 
-      const error = await rejectionOf(clientFor(created.key).applications.getByKey(), TesseraError);
+      const error = await rejectionOf(
+        clientFor(created.key).applications.getByKey(),
+        TesseraAuthenticationError,
+      );
       expect(error).toMatchObject({
         status: 401,
         type: "urn:tessera:problem:unauthenticated",
@@ -302,12 +297,14 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
   });
 
   describe("errors", () => {
-    it("400 carries the field errors map, keyed as the server names the fields", async () => {
+    it("400 is a TesseraValidationError carrying the field errors map, keyed as the server names the fields", async () => {
       const error = await rejectionOf(
         admin.applications.create({ name: "n", type: "private", permissions: [], rules: [] }),
-        TesseraError,
+        TesseraValidationError,
       );
+      expect(error).toBeInstanceOf(TesseraError);
       expect(error).toMatchObject({
+        name: "TesseraValidationError",
         status: 400,
         type: "urn:tessera:problem:validation-failed",
         title: "Validation failed",
@@ -324,20 +321,28 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
         errors: { permissions: ["permissions or rules must be non-empty"] },
       });
 
-      const past = await rejectionOf(createPrivate({ expiresAt: "2001-01-01T00:00:00Z" }), TesseraError);
+      const past = await rejectionOf(
+        createPrivate({ expiresAt: "2001-01-01T00:00:00Z" }),
+        TesseraValidationError,
+      );
       expect(past.status).toBe(400);
       expect(past.errors).toEqual({ expires_at: ["must be in the future"] });
 
       const nested = await rejectionOf(
         createPrivate({ rules: [{ ...maskedCards, priority: 0 }] }),
-        TesseraError,
+        TesseraValidationError,
       );
       expect(nested.errors).toEqual({ "rules[0].priority": ["must be at least 1"] });
     });
 
-    it("401 for an unknown key", async () => {
-      const error = await rejectionOf(clientFor("key_mgt_nope").applications.list(), TesseraError);
+    it("401 for an unknown key is a TesseraAuthenticationError", async () => {
+      const error = await rejectionOf(
+        clientFor("key_mgt_nope").applications.list(),
+        TesseraAuthenticationError,
+      );
+      expect(error).toBeInstanceOf(TesseraError);
       expect(error).toMatchObject({
+        name: "TesseraAuthenticationError",
         status: 401,
         type: "urn:tessera:problem:unauthenticated",
         title: "Unauthenticated",
@@ -346,10 +351,12 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
       expect(error.body).toMatchObject({ status: 401, instance: "/applications" });
     });
 
-    it("403 names the missing permission", async () => {
+    it("403 is a TesseraForbiddenError naming the missing permission", async () => {
       const { key } = await createPrivate();
-      const error = await rejectionOf(clientFor(key).applications.list(), TesseraError);
+      const error = await rejectionOf(clientFor(key).applications.list(), TesseraForbiddenError);
+      expect(error).toBeInstanceOf(TesseraError);
       expect(error).toMatchObject({
+        name: "TesseraForbiddenError",
         status: 403,
         type: "urn:tessera:problem:forbidden",
         title: "Forbidden",
@@ -359,7 +366,7 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
       expect(error.body).toMatchObject({ status: 403, detail: error.detail });
     });
 
-    it("404 for an unknown id, on every id-taking method", async () => {
+    it("404 is a TesseraNotFoundError for an unknown id, on every id-taking method", async () => {
       const calls = [
         () => admin.applications.get(MISSING_ID),
         () => admin.applications.update(MISSING_ID, { name: "x", permissions: ["token:use"] }),
@@ -367,7 +374,8 @@ describe.skipIf(STORE_UNAVAILABLE)("TesseraClient against the real server", () =
         () => admin.applications.delete(MISSING_ID),
       ];
       for (const call of calls) {
-        const error = await rejectionOf(call(), TesseraError);
+        const error = await rejectionOf(call(), TesseraNotFoundError);
+        expect(error).toBeInstanceOf(TesseraError);
         expect(error).toMatchObject({
           status: 404,
           type: "urn:tessera:problem:not-found",
@@ -457,8 +465,8 @@ describe("TesseraClient without a response", () => {
   });
 
   it("raises TesseraError with the raw text for a non-JSON error body", async () => {
-    const client = new TesseraClient({ baseUrl: `${localUrl}/proxy`, apiKey: "k" });
-    const error = await rejectionOf(client.applications.list(), TesseraError);
+    const client = new TesseraClient({ baseUrl: `${localUrl}/proxy`, apiKey: "k", maxRetries: 0 });
+    const error = await rejectionOf(client.applications.list(), TesseraServerError);
     expect(error).toMatchObject({ status: 502, message: "HTTP 502", body: "<html>Bad Gateway</html>" });
     expect(error.type).toBeUndefined();
     expect(error.title).toBeUndefined();
