@@ -7,7 +7,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReactorPool, type ReactorCode } from "./pool.js";
 import { workerLimits } from "./setup.js";
-import { ReactorLoadError, ReactorWorker, type Invocation, type Outcome, type WorkerLimits } from "./worker.js";
+import {
+  ReactorLoadError,
+  ReactorWorker,
+  type Invocation,
+  type Outcome,
+  type WorkerLimits,
+} from "./worker.js";
 
 // The sandbox does not touch the store, so it runs in one project only; the endpoints' tests run on both.
 const ONCE = process.env.TESSERA_TEST_STORE === "postgres";
@@ -129,9 +135,11 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     await expect(ReactorWorker.start(limits, "module.exports = 42;", [])).rejects.toThrow(
       new ReactorLoadError({ name: "Error", message: "The reactor code must export a function" }),
     );
-    await expect(ReactorWorker.start(limits, "throw new TypeError('bad config');", [])).rejects.toMatchObject({
-      thrown: { name: "TypeError", message: "bad config" },
-    });
+    await expect(ReactorWorker.start(limits, "throw new TypeError('bad config');", [])).rejects.toMatchObject(
+      {
+        thrown: { name: "TypeError", message: "bad config" },
+      },
+    );
   });
 
   it("gives reactor code no environment, files, /proc, processes, FFI or process.binding", async () => {
@@ -177,7 +185,12 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
       };`),
       invocation({}),
     );
-    expect(raw(outcome)).toEqual({ hasRequire: "undefined", hasProcessMain: "undefined", env: {}, file: "NotCapable" });
+    expect(raw(outcome)).toEqual({
+      hasRequire: "undefined",
+      hasProcessMain: "undefined",
+      env: {},
+      file: "NotCapable",
+    });
   });
 
   it("refuses loopback, link-local, private, numeric and aliased addresses", async () => {
@@ -247,7 +260,9 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
 
     // Outside the JS heap, so --max-old-space-size does not see it; the RSS watchdog does.
     const buffer = await pool.invoke(
-      reactor("module.exports = async () => { const b = new Uint8Array(1.5 * 2 ** 30); b.fill(1); return { raw: b.length }; };"),
+      reactor(
+        "module.exports = async () => { const b = new Uint8Array(1.5 * 2 ** 30); b.fill(1); return { raw: b.length }; };",
+      ),
       invocation({}, { timeoutMs: 20_000 }),
     );
     expect(buffer).toMatchObject({ kind: "crashed" });
@@ -256,7 +271,9 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
 
   it("caps captured logs and refuses a result over the frame limit", async () => {
     const flood = await pool.invoke(
-      reactor(`module.exports = async () => { for (let i = 0; i < 50000; i++) console.log("line " + i + " ".repeat(100)); return { raw: "done" }; };`),
+      reactor(
+        `module.exports = async () => { for (let i = 0; i < 50000; i++) console.log("line " + i + " ".repeat(100)); return { raw: "done" }; };`,
+      ),
       invocation({}, { timeoutMs: 20_000 }),
     );
     expect(raw(flood)).toBe("done");
@@ -264,7 +281,9 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     expect(kept).toBeLessThanOrEqual(16 * 1024);
     expect(flood.logs.length).toBeGreaterThan(0);
 
-    const big = reactor(`module.exports = async ({ args }) => ({ raw: "x".repeat(args.mib * 1024 * 1024) });`);
+    const big = reactor(
+      `module.exports = async ({ args }) => ({ raw: "x".repeat(args.mib * 1024 * 1024) });`,
+    );
     expect(await pool.invoke(big, invocation({ mib: 5 }, { timeoutMs: 20_000 }))).toMatchObject({
       kind: "crashed",
       reason: "the reactor's output exceeded 1048576 bytes",
