@@ -28,7 +28,7 @@ const mapGet = Map.prototype.get;
 const mapSet = Map.prototype.set;
 const mapDelete = Map.prototype.delete;
 const call = Function.prototype.call.bind(Function.prototype.call);
-const indirectEval = eval;
+const FunctionCtor = Function;
 
 let nonce;
 let exported;
@@ -173,9 +173,18 @@ async function load({ code, modules }) {
     return found;
   };
   const module = { exports: {} };
-  // The wrapper shares the first line with the code, so line numbers in errors are the reactor's own.
-  const wrapped = indirectEval(
-    `(function (exports, require, module, __filename, __dirname, Buffer, process, global) {${code}\n})`,
+  // A function body is parsed on its own: the code cannot close the shim early. code-check.ts compiles it the
+  // same way when the reactor is saved.
+  const wrapped = new FunctionCtor(
+    "exports",
+    "require",
+    "module",
+    "__filename",
+    "__dirname",
+    "Buffer",
+    "process",
+    "global",
+    code,
   );
   const { Buffer } = await import("node:buffer");
   const process = (await import("node:process")).default;

@@ -163,7 +163,7 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     const result = raw(outcome) as Record<string, { got?: unknown; refused?: string }>;
     // Deno hides the environment (--ignore-env) rather than refusing it: nothing of the server's is there.
     expect(result.env).toEqual({ got: {} });
-    expect(Object.keys((result.processEnv?.got ?? {}))).toEqual([]);
+    expect(Object.keys(result.processEnv?.got ?? {})).toEqual([]);
     // Deno's process.binding is a stub: whatever it answers holds nothing to call.
     for (const label of ["binding", "spawnBinding"]) {
       expect([undefined, 0], label).toContain(result[label]?.got);

@@ -1,0 +1,64 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { checkReactorCode } from "./code-check.js";
+
+describe("checkReactorCode", () => {
+  it.each([
+    ["const x = ;", { message: "Unexpected token ';'", line: 1, column: 11 }],
+    [
+      "module.exports = 1;\nlet a = 1;\n  let a = 2;",
+      { message: "Identifier 'a' has already been declared", line: 3, column: 7 },
+    ],
+    // A stray brace cannot close the shim and run code outside it: the body is parsed on its own.
+    [
+      "module.exports = async () => ({ raw: 1 })\n}\n(function escape() {})",
+      { message: "Unexpected token '}'", line: 2, column: 1 },
+    ],
+    ["module.exports = async () => {", { message: "Unexpected end of input", line: 1 }],
+    [
+      "const a = 1;\nconst b = require('axios');",
+      { message: "'axios' is not an allowed module", line: 2, column: 11 },
+    ],
+    ["require(`child_process`)", { message: "'child_process' is not an allowed module", line: 1, column: 1 }],
+  ])("refuses %j with its position", (code, problem) => {
+    expect(checkReactorCode(code)).toEqual({ ok: false, problems: [problem] });
+  });
+
+  it("lists the allowed modules the code requires, once each", () => {
+    const code = `const { BadRequestError } = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
+      const crypto = require('crypto'); const again = require("crypto"); const zlib = require("node:zlib");
+      module.exports = async () => ({ raw: crypto.randomUUID() });`;
+    expect(checkReactorCode(code)).toEqual({
+      ok: true,
+      modules: ["@basis-theory/basis-theory-reactor-formulas-sdk-js", "crypto", "node:zlib"],
+    });
+  });
+
+  it("accepts exactly what a function body accepts, and never throws", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(..."(){}[];,.=>'\"`/*+-\n abcrequire") }), (code) => {
+        const check = checkReactorCode(code);
+        let compiles = true;
+        try {
+          new Function(
+            "exports",
+            "require",
+            "module",
+            "__filename",
+            "__dirname",
+            "Buffer",
+            "process",
+            "global",
+            code,
+          );
+        } catch {
+          compiles = false;
+        }
+        if (check.ok) expect(compiles).toBe(true);
+        else if (compiles)
+          expect(check.problems.every((p) => p.message.endsWith("is not an allowed module"))).toBe(true);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
