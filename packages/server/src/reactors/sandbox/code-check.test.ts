@@ -40,6 +40,7 @@ describe("checkReactorCode", () => {
         const check = checkReactorCode(code);
         let compiles = true;
         try {
+          // eslint-disable-next-line @typescript-eslint/no-implied-eval -- what harness.js does with the code
           new Function(
             "exports",
             "require",
