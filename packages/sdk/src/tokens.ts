@@ -94,8 +94,8 @@ export class Tokens {
 
   /**
    * Changes a token with a JSON merge patch (RFC 7386), sent as `application/merge-patch+json`: only the members
-   * given change, and within `data`, `metadata` and `mask` a `null` removes that key. Never retried: a patch
-   * that merges into data is not safe to apply twice.
+   * given change, and within `data`, `metadata` and `mask` a `null` removes that key. Never retried: HTTP does
+   * not count PATCH as idempotent, and a repeat could undo a change someone else made in between.
    *
    * @example
    * const token = await client.tokens.update(id, {

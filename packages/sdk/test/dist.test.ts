@@ -103,6 +103,26 @@ out.webhook = await verifyWebhook(vector.payload, vector.headers, vector.secret,
 process.stdout.write(JSON.stringify(out));
 `;
 
+/**
+ * The reactor runtime's view: Deno, allowed to reach the server's address and nothing else (no env, no files).
+ * The compiled modules are loaded by path, as the runtime will load them.
+ */
+const DENO_CONSUMER = `
+import { TesseraClient, TesseraForbiddenError, verifyWebhook } from "./node_modules/@tessera/sdk/dist/index.js";
+const [baseUrl, apiKey] = Deno.args;
+const vector = ${JSON.stringify(VECTOR)};
+const out = {};
+const client = new TesseraClient({ baseUrl, apiKey });
+out.tenant = (await client.tenants.getSelf()).name;
+try {
+  await client.tokens.create({ data: "x" });
+} catch (error) {
+  out.forbidden = [error instanceof TesseraForbiddenError, error.status];
+}
+out.webhook = await verifyWebhook(vector.payload, new Headers(vector.headers), vector.secret, { toleranceSeconds: Infinity });
+console.log(JSON.stringify(out));
+`;
+
 // Packaging does not depend on the store: built and run once, in the SQLite project.
 describe.skipIf(STORE !== "sqlite")("the built package", () => {
   let dir: string;
@@ -119,6 +139,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
     await run(process.execPath, [tsc, "-p", path.join(sdkDir, "tsconfig.build.json"), "--outDir", distDir]);
     writeFileSync(path.join(dir, "consumer.mjs"), CONSUMER);
     writeFileSync(path.join(dir, "node16-consumer.mjs"), NODE16_CONSUMER);
+    writeFileSync(path.join(dir, "deno-consumer.mjs"), DENO_CONSUMER);
     server = await startTestServer();
   });
   afterAll(async () => {
@@ -182,6 +203,30 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
       detokenized: { name: "Jane Doe" },
       searched: 2,
       notFound: [true, true, "TesseraNotFoundError", 404],
+      webhook: { test: 2432232314 },
+    });
+  });
+
+  it("works in Deno with network access to the server only", async () => {
+    const deno = createRequire(import.meta.url).resolve("deno/bin.cjs");
+    const { port } = new URL(server!.url);
+    const { stdout } = await run(
+      process.execPath,
+      [
+        deno,
+        "run",
+        "--no-prompt",
+        "--no-config",
+        `--allow-net=127.0.0.1:${port}`,
+        "deno-consumer.mjs",
+        server!.url,
+        server!.bootstrapKey,
+      ],
+      { cwd: dir, env: { PATH: process.env.PATH, DENO_DIR: path.join(dir, "deno-cache"), NO_COLOR: "1" } },
+    );
+    expect(JSON.parse(stdout)).toEqual({
+      tenant: "default",
+      forbidden: [true, 403],
       webhook: { test: 2432232314 },
     });
   });
