@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 
 export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
@@ -17,6 +18,19 @@ export interface Config {
   readonly logLevel: LogLevel;
   readonly bodyLimit: number;
   readonly sweepIntervalMs: number;
+  readonly reactors: ReactorConfig;
+}
+
+/** The reactor sandbox (reactor-runtime.md, docs/reactors.md). */
+export interface ReactorConfig {
+  /** Deno's cache and the harness; readable by the unprivileged worker user, so never inside the data dir. */
+  readonly dir: string;
+  /** Hosts reactor code may reach (`host[:port]`, comma-separated); empty for any public address. */
+  readonly egress: string;
+  readonly timeoutMs: number;
+  readonly maxWorkers: number;
+  readonly heapMiB: number;
+  readonly rssMiB: number;
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -73,6 +87,28 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
 
   const masterKey = parseMasterKey(env, production, database, dataDir, cwd, problems);
+  const reactors: ReactorConfig = {
+    dir: path.resolve(cwd, nonEmpty(env.TESSERA_REACTOR_DIR) ?? path.join(os.tmpdir(), "tessera-reactors")),
+    egress: nonEmpty(env.TESSERA_REACTOR_EGRESS)?.trim() ?? "",
+    timeoutMs: parseInteger(
+      env.TESSERA_REACTOR_TIMEOUT_MS,
+      30_000,
+      100,
+      210_000,
+      "TESSERA_REACTOR_TIMEOUT_MS",
+      problems,
+    ),
+    maxWorkers: parseInteger(
+      env.TESSERA_REACTOR_MAX_WORKERS,
+      32,
+      1,
+      1_000,
+      "TESSERA_REACTOR_MAX_WORKERS",
+      problems,
+    ),
+    heapMiB: parseInteger(env.TESSERA_REACTOR_HEAP_MB, 128, 16, 4_096, "TESSERA_REACTOR_HEAP_MB", problems),
+    rssMiB: parseInteger(env.TESSERA_REACTOR_RSS_MB, 384, 64, 8_192, "TESSERA_REACTOR_RSS_MB", problems),
+  };
 
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
@@ -88,6 +124,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     logLevel,
     bodyLimit,
     sweepIntervalMs,
+    reactors: Object.freeze(reactors),
   });
 }
 

@@ -13,7 +13,10 @@ export type ErrorCode =
   | "uri-too-long"
   | "unsupported-media-type"
   | "internal"
-  | "unavailable";
+  | "unavailable"
+  | "reactor-error"
+  | "reactor-failed"
+  | "reactor-timeout";
 
 const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   "validation-failed": { status: 400, title: "Validation failed" },
@@ -27,6 +30,10 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
   internal: { status: 500, title: "Internal server error" },
   unavailable: { status: 503, title: "Service unavailable" },
+  // Raised by reactor code itself (wire-format §7): the status is the one its error class carries.
+  "reactor-error": { status: 500, title: "Reactor error" },
+  "reactor-failed": { status: 500, title: "Reactor failed" },
+  "reactor-timeout": { status: 504, title: "Reactor timed out" },
 };
 
 export type FieldErrors = Record<string, string[]>;
@@ -39,10 +46,12 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     readonly detail?: string,
     readonly errors?: FieldErrors,
+    /** Only for `reactor-error`, whose status the reactor's error class chooses. */
+    status?: number,
   ) {
     super(detail ?? CATALOG[code].title);
     this.name = "AppError";
-    this.status = CATALOG[code].status;
+    this.status = code === "reactor-error" && status !== undefined ? status : CATALOG[code].status;
     this.title = CATALOG[code].title;
   }
 
@@ -62,7 +71,7 @@ export class AppError extends Error {
 /** The catalog code for a 4xx/5xx status raised by the framework itself (body parsing, routing). */
 export function codeForStatus(status: number): ErrorCode {
   const match = (Object.keys(CATALOG) as ErrorCode[]).find((code) => CATALOG[code].status === status);
-  if (match !== undefined && match !== "validation-failed") return match;
+  if (match !== undefined && match !== "validation-failed" && !match.startsWith("reactor-")) return match;
   return status >= 500 ? "internal" : "malformed-request";
 }
 

@@ -609,8 +609,13 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
     /**
      * Replaces `{{ <id> }}` anywhere in the body with the data the caller may read (wire-format §4.3). A string
      * that is exactly one expression becomes the data itself; inside a longer string it is interpolated.
+     * `permission` is `token:read` for POST /detokenize and `token:use` for a reactor's args (DESIGN §8).
      */
-    async detokenize(principal: Principal, body: unknown): Promise<unknown> {
+    async detokenize(
+      principal: Principal,
+      body: unknown,
+      permission: "token:read" | "token:use" = "token:read",
+    ): Promise<unknown> {
       const ids = new Set<string>();
       const unsupported = new Set<string>();
       const collect = (node: unknown): void => {
@@ -644,9 +649,11 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       }
       const values = new Map<string, unknown>();
       for (const stored of found) {
-        const decision = decide(principal.application, "token:read", stored.record.containers);
-        if (decision === undefined)
-          throw AppError.forbidden(`The Application may not read token ${stored.record.id}.`);
+        const decision = decide(principal.application, permission, stored.record.containers);
+        if (decision === undefined) {
+          const verb = permission === "token:read" ? "read" : "use";
+          throw AppError.forbidden(`The Application may not ${verb} token ${stored.record.id}.`);
+        }
         const view = show(decision, await open(stored));
         if (view.shown === undefined) {
           throw AppError.forbidden(

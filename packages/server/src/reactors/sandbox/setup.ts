@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, mkdirSync } from "node:fs";
+import { chmodSync, copyFileSync, lstatSync, mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -67,6 +67,14 @@ export interface SandboxSettings {
 
 export function workerLimits(settings: SandboxSettings): WorkerLimits {
   mkdirSync(settings.denoDir, { recursive: true, mode: 0o755 });
+  // The default lives under the shared temporary directory: one that someone else created could hand workers
+  // a harness of their own.
+  const owner = lstatSync(settings.denoDir);
+  if (!owner.isDirectory() || owner.uid !== process.getuid?.() || (owner.mode & 0o022) !== 0) {
+    throw new Error(
+      `${settings.denoDir} must be a directory owned by this user and writable by no one else (TESSERA_REACTOR_DIR)`,
+    );
+  }
   chmodSync(settings.denoDir, 0o755);
   const harness = path.join(settings.denoDir, "tessera-harness.js");
   copyFileSync(HARNESS, harness);

@@ -1,0 +1,299 @@
+import { TesseraClient, TesseraError, type Fetch } from "@tessera/sdk";
+import type { Principal } from "../applications/types.js";
+import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
+import type { TokenService } from "../tokens/service.js";
+import type { InternalCredentials } from "./internal-credentials.js";
+import { checkReactorCode } from "./sandbox/code-check.js";
+import type { ThrownByReactor } from "./sandbox/frames.js";
+import type { ReactorRuntime } from "./runtime.js";
+import { PoolExhaustedError } from "./sandbox/pool.js";
+import { ReactorLoadError, WorkerStartError } from "./sandbox/worker.js";
+
+/** What an invocation needs of a stored reactor, configuration decrypted. */
+export interface RunnableReactor {
+  readonly id: string;
+  readonly version: number;
+  readonly code: string;
+  readonly configuration: Record<string, string>;
+  readonly applicationId: string | null;
+}
+
+export interface ReactorInvocationDeps {
+  readonly runtime: ReactorRuntime;
+  readonly tokens: TokenService;
+  readonly credentials: InternalCredentials;
+  /** Reaches this server's own API in process (Fastify's inject), never over the network. */
+  readonly fetch: Fetch;
+  readonly loadReactor: (tenantId: string, id: string) => Promise<RunnableReactor | undefined>;
+}
+
+export type ReactAnswer =
+  | { readonly kind: "result"; readonly body: { raw?: unknown; tokens?: unknown } }
+  | {
+      readonly kind: "custom";
+      readonly status: number;
+      readonly headers: Record<string, string>;
+      readonly body: unknown;
+    };
+
+/** The `svc` methods reactor code may call (harness.js builds the same list into its stub). */
+const RPC_METHODS = new Set([
+  "tokens.create",
+  "tokens.get",
+  "tokens.list",
+  "tokens.update",
+  "tokens.delete",
+  "tokens.search",
+  "tokenize",
+  "detokenize",
+]);
+
+/** The error classes of wire-format §7 whose status reactor code may choose; anything else thrown is a 500. */
+const REACTOR_ERRORS = new Set([
+  "AuthenticationError",
+  "AuthorizationError",
+  "BadRequestError",
+  "InvalidPaymentMethodError",
+  "InvalidReactorConfigurationError",
+  "RateLimitError",
+  "ReactorRuntimeError",
+  "ServiceUnavailableError",
+]);
+
+/** Headers a custom response may not set: they describe the connection or the body, which the server owns. */
+const RESERVED_HEADERS = new Set([
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+]);
+
+const INTERNAL_BASE_URL = "http://tessera.internal";
+const MODULES_CACHE_SIZE = 1_000;
+
+export function createReactorInvocation(deps: ReactorInvocationDeps) {
+  const modulesByVersion = new Map<string, readonly string[]>();
+
+  function modulesOf(key: string, code: string): readonly string[] {
+    const known = modulesByVersion.get(key);
+    if (known !== undefined) return known;
+    const check = checkReactorCode(code);
+    // Saved code passed this check; code that no longer does (an allow-list narrowed since) cannot run.
+    if (!check.ok) {
+      throw new AppError(
+        "reactor-failed",
+        `The reactor's code no longer passes: ${check.problems[0]!.message}`,
+      );
+    }
+    if (modulesByVersion.size >= MODULES_CACHE_SIZE) modulesByVersion.clear();
+    modulesByVersion.set(key, check.modules);
+    return check.modules;
+  }
+
+  /** Runs `use` with an SDK client acting as the Application, through a credential revoked afterwards. */
+  async function actingAs<T>(
+    tenantId: string,
+    applicationId: string,
+    use: (client: TesseraClient, key: string) => Promise<T>,
+  ): Promise<T> {
+    const credential = deps.credentials.issue(tenantId, applicationId);
+    try {
+      const client = new TesseraClient({
+        baseUrl: INTERNAL_BASE_URL,
+        apiKey: credential.key,
+        fetch: deps.fetch,
+        maxRetries: 0,
+      });
+      return await use(client, credential.key);
+    } finally {
+      credential.revoke();
+    }
+  }
+
+  /** `tokenize` output, tokenized exactly like a POST /tokenize body by its creator. */
+  async function tokenizeOutput(tenantId: string, creatorId: string, body: unknown): Promise<unknown> {
+    return actingAs(tenantId, creatorId, async (_client, key) => {
+      const response = await deps.fetch(`${INTERNAL_BASE_URL}/tokenize`, {
+        method: "POST",
+        headers: { "SVC-API-KEY": key, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const answer = (await response.json());
+      if (response.ok) return answer;
+      const problem = answer as { detail?: string; errors?: FieldErrors };
+      throw new AppError(
+        codeForStatus(response.status),
+        `The reactor's tokenize output was refused: ${problem.detail ?? response.statusText}`,
+        problem.errors,
+      );
+    });
+  }
+
+  function callSvc(client: TesseraClient, method: string, params: unknown[]): Promise<unknown> {
+    if (!RPC_METHODS.has(method)) return Promise.reject(new Error(`svc.${method} is not available`));
+    const [group, name] = method.includes(".") ? method.split(".") : [undefined, method];
+    const target = (group === undefined ? client : client[group as "tokens"]) as unknown as Record<
+      string,
+      (...args: unknown[]) => Promise<unknown>
+    >;
+    return target[name]!.call(target, ...params).catch((error: unknown) => {
+      if (error instanceof TesseraError) {
+        // What the worker hands reactor code: the API's answer, as the SDK would have raised it.
+        throw Object.assign(new Error(error.message), { status: error.status, errors: error.errors });
+      }
+      throw error;
+    });
+  }
+
+  return {
+    /**
+     * POST /reactors/{id}/react, synchronously: detokenize `args` under `token:use`, run the code in its worker
+     * with `svc` acting as the reactor's Application, tokenize what it asks to, and map what it threw.
+     */
+    async react(principal: Principal, reactorId: string, body: { args?: unknown }): Promise<ReactAnswer> {
+      const reactor = await deps.loadReactor(principal.tenantId, reactorId);
+      if (reactor === undefined) throw AppError.notFound(`Reactor ${reactorId}`);
+      const args =
+        body.args === undefined ? {} : await deps.tokens.detokenize(principal, body.args, "token:use");
+      const key = `${reactor.id}:${reactor.version}`;
+      const code = { key, code: reactor.code, modules: modulesOf(key, reactor.code) };
+
+      const run = (client: TesseraClient | undefined) =>
+        deps.runtime.invoke(code, {
+          args,
+          configuration: reactor.configuration,
+          svc: client !== undefined,
+          timeoutMs: deps.runtime.timeoutMs,
+          onRpc: (method, params) =>
+            client === undefined ? Promise.reject(new Error("svc is null")) : callSvc(client, method, params),
+        });
+      let outcome;
+      try {
+        outcome =
+          reactor.applicationId === null
+            ? await run(undefined)
+            : await actingAs(principal.tenantId, reactor.applicationId, (client) => run(client));
+      } catch (error) {
+        throw startFailure(error, deps.runtime.scrub);
+      }
+
+      switch (outcome.kind) {
+        case "returned": {
+          const { raw, tokenize } = outcome.value;
+          const creator = reactor.applicationId ?? principal.application.id;
+          const tokens =
+            tokenize === undefined ? undefined : await tokenizeOutput(principal.tenantId, creator, tokenize);
+          return {
+            kind: "result",
+            body: { ...(raw !== undefined && { raw }), ...(tokens !== undefined && { tokens }) },
+          };
+        }
+        case "threw":
+          return thrownAnswer(outcome.error, deps.runtime.scrub);
+        case "timed-out":
+          throw new AppError(
+            "reactor-timeout",
+            `The reactor did not finish within ${deps.runtime.timeoutMs} ms.`,
+          );
+        case "crashed":
+          throw new AppError("reactor-failed", `The reactor failed: ${outcome.reason}.`);
+      }
+    },
+  };
+}
+
+export type ReactorInvocation = ReturnType<typeof createReactorInvocation>;
+
+function startFailure(error: unknown, scrub: (text: string) => string): unknown {
+  if (error instanceof PoolExhaustedError) {
+    return new AppError("unavailable", "Every reactor worker is busy; retry the request.");
+  }
+  if (error instanceof ReactorLoadError) {
+    return new AppError(
+      "reactor-failed",
+      `The reactor's code failed to load: ${scrub(error.thrown.message)}`,
+    );
+  }
+  if (error instanceof WorkerStartError) {
+    return new AppError("reactor-failed", `The reactor could not start: ${error.message}.`);
+  }
+  return error;
+}
+
+/** What reactor code threw, as the answer wire-format §7 describes. */
+function thrownAnswer(thrown: ThrownByReactor, scrub: (text: string) => string): ReactAnswer {
+  if (thrown.name === "CustomHttpResponseError" && isStatus(thrown.status)) {
+    return {
+      kind: "custom",
+      status: thrown.status,
+      headers: customHeaders(thrown.headers),
+      body: thrown.body,
+    };
+  }
+  const status = REACTOR_ERRORS.has(thrown.name) && isStatus(thrown.status) ? thrown.status : 500;
+  const errors = normalizeErrors(
+    thrown.errors ?? (REACTOR_ERRORS.has(thrown.name) ? undefined : thrown.message),
+  );
+  throw new AppError(
+    "reactor-error",
+    scrub(REACTOR_ERRORS.has(thrown.name) ? thrown.message : "Reactor Runtime Error"),
+    scrubErrors(errors, scrub),
+    status,
+  );
+}
+
+function isStatus(value: unknown): value is number {
+  return typeof value === "number" && Number.isInteger(value) && value >= 100 && value <= 599;
+}
+
+function customHeaders(headers: unknown): Record<string, string> {
+  if (typeof headers !== "object" || headers === null) return {};
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (RESERVED_HEADERS.has(name.toLowerCase()) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) continue;
+    const text = String(value);
+    if (!/[\r\n\0]/.test(text)) kept[name] = text;
+  }
+  return kept;
+}
+
+const FALLBACK_MESSAGE =
+  "Something went wrong. Please try again. If the problem persists, please contact support.";
+
+/** `errors` normalised as Basis Theory's formulas SDK does (wire-format §7). */
+export function normalizeErrors(errors: unknown): FieldErrors {
+  if (errors === undefined || errors === null || errors === "") return { error: [FALLBACK_MESSAGE] };
+  if (typeof errors === "string") return { error: [errors] };
+  if (Array.isArray(errors)) return { error: errors.map(text) };
+  if (typeof errors === "object") {
+    const normalized: FieldErrors = {};
+    for (const [field, value] of Object.entries(errors)) {
+      Object.defineProperty(normalized, field, {
+        value: Array.isArray(value) ? value.map(text) : [text(value)],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return normalized;
+  }
+  return { error: [text(errors)] };
+}
+
+function text(value: unknown): string {
+  return typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+}
+
+function scrubErrors(errors: FieldErrors, scrub: (text: string) => string): FieldErrors {
+  const scrubbed: FieldErrors = {};
+  for (const [field, messages] of Object.entries(errors)) {
+    Object.defineProperty(scrubbed, field, {
+      value: messages.map(scrub),
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return scrubbed;
+}

@@ -1,0 +1,53 @@
+import path from "node:path";
+import type { ReactorConfig } from "../config.js";
+import { ReactorPool, type PoolOutcome, type ReactorCode } from "./sandbox/pool.js";
+import { workerLimits } from "./sandbox/setup.js";
+import type { Invocation } from "./sandbox/worker.js";
+import { pathScrubber } from "./scrub.js";
+
+const FRAME_BYTES = 8 * 1024 * 1024;
+const LOG_BYTES = 64 * 1024;
+const LOAD_TIMEOUT_MS = 15_000;
+const IDLE_MS = 10 * 60_000;
+const SPARES = 1;
+
+export interface ReactorRuntime {
+  invoke(reactor: ReactorCode, invocation: Invocation): Promise<PoolOutcome>;
+  /** Process ids of the live workers. */
+  pids(): Promise<number[]>;
+  readonly timeoutMs: number;
+  readonly scrub: (text: string) => string;
+  close(): Promise<void>;
+}
+
+/**
+ * The worker pool, started on the first invocation: commands that open the vault without serving (migrate,
+ * keys, the OpenAPI generator) never start Deno.
+ */
+export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
+  let pool: ReactorPool | undefined;
+  const started = () =>
+    (pool ??= new ReactorPool({
+      limits: workerLimits({
+        denoDir: config.dir,
+        egress: config.egress,
+        heapMiB: config.heapMiB,
+        rssMiB: config.rssMiB,
+        frameBytes: FRAME_BYTES,
+        logBytes: LOG_BYTES,
+        loadTimeoutMs: LOAD_TIMEOUT_MS,
+      }),
+      maxWorkers: config.maxWorkers,
+      idleMs: IDLE_MS,
+      spares: SPARES,
+    }));
+  const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../..");
+  return {
+    invoke: (reactor, invocation) => started().invoke(reactor, invocation),
+    pids: () => pool?.pids() ?? Promise.resolve([]),
+    timeoutMs: config.timeoutMs,
+    // The installation root covers node_modules, where the Deno binary and the npm cache live.
+    scrub: pathScrubber([config.dir, root]),
+    close: () => pool?.close() ?? Promise.resolve(),
+  };
+}
