@@ -1,3 +1,5 @@
+import os from "node:os";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "./config.js";
 
@@ -66,6 +68,40 @@ describe("loadConfig", () => {
     expect(loadConfig({ TESSERA_DATABASE_URL: url, TESSERA_MASTER_KEY: KEY }, "/srv").database).toEqual(
       database,
     );
+  });
+
+  it("reads the reactor sandbox settings, with defaults outside the data dir", () => {
+    expect(loadConfig({}, "/srv").reactors).toEqual({
+      dir: path.join(os.tmpdir(), "tessera-reactors"),
+      egress: "",
+      timeoutMs: 30_000,
+      maxWorkers: 32,
+      heapMiB: 128,
+      rssMiB: 384,
+    });
+    const config = loadConfig(
+      {
+        TESSERA_REACTOR_DIR: "reactors",
+        TESSERA_REACTOR_EGRESS: " api.stripe.com,api.adyen.com:443 ",
+        TESSERA_REACTOR_TIMEOUT_MS: "5000",
+        TESSERA_REACTOR_MAX_WORKERS: "4",
+        TESSERA_REACTOR_HEAP_MB: "64",
+        TESSERA_REACTOR_RSS_MB: "200",
+      },
+      "/srv",
+    );
+    expect(config.reactors).toEqual({
+      dir: "/srv/reactors",
+      egress: "api.stripe.com,api.adyen.com:443",
+      timeoutMs: 5000,
+      maxWorkers: 4,
+      heapMiB: 64,
+      rssMiB: 200,
+    });
+    expect(problemsOf({ TESSERA_REACTOR_TIMEOUT_MS: "10", TESSERA_REACTOR_MAX_WORKERS: "0" })).toEqual([
+      "TESSERA_REACTOR_TIMEOUT_MS must be an integer from 100 to 210000",
+      "TESSERA_REACTOR_MAX_WORKERS must be an integer from 1 to 1000",
+    ]);
   });
 
   it("reports every problem at once", () => {
