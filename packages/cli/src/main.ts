@@ -1,196 +1,97 @@
-import { parseArgs } from "node:util";
-import {
-  ConfigError,
-  MasterKeyMismatchError,
-  MigrationError,
-  StoreNotInitializedError,
-  UnknownTenantError,
-  bootstrap,
-  createLogger,
-  loadConfig,
-  openVault,
-  serve,
-} from "@tessera/server";
+import packageJson from "../package.json" with { type: "json" };
+import { columns, groupHelp, wantsHelp, type Command, type Group } from "./args.js";
+import { ADMIN_COMMANDS, VAULT_COMMANDS } from "./commands/index.js";
+import { DEFAULT_URL } from "./connection.js";
+import { EXIT, UsageError, explain } from "./failure.js";
 
-const HELP = `Usage: tessera <command> [options]
+/** Wide enough for `applications regenerate`, so both lists of commands line up. */
+const COMMAND_WIDTH = 23;
 
-Commands:
-  serve                               Start the vault (migrates the store and bootstraps it on first start)
-  init                                Migrate and bootstrap the store without serving; prints the key once
-  init --regenerate-bootstrap-key     Issue a new key for the bootstrap Application (the old one stops working);
-                                      recreates it, or restores its permissions, if it was deleted or stripped
-  migrate                             Apply pending migrations and exit
-  keys rotate [--tenant <id>]...      Add a newer data-key version (every tenant, or the ones named); new
-                                      writes use it, reads accept every version
-  keys rewrap [--batch-size <n>]      Re-encrypt tokens sealed under older data keys with the newest one;
-                                      batched, safe while serving, resumable (run it again after a stop)
+function topHelp(): string {
+  const list = (entries: readonly (Command | Group)[]) =>
+    columns(
+      entries.flatMap((entry) =>
+        "commands" in entry
+          ? entry.commands.map((command) => [command.name, command.summary] as const)
+          : [[entry.name, entry.summary] as const],
+      ),
+      COMMAND_WIDTH,
+    );
+  return `Usage: tessera <command> [options]
+
+Run the vault, with the server's environment (see .env.example):
+${list(VAULT_COMMANDS)}
+
+Administer a running vault over its API, with an API key:
+${list(ADMIN_COMMANDS)}
 
 Options:
-  -h, --help                          Show this help
+  -h, --help               Show help; after a command, that command's (tessera tokens search --help)
+  --version                Print the version
 
-Configuration comes from the environment (see .env.example): TESSERA_DATABASE_URL, TESSERA_MASTER_KEY, ...
+Environment of the admin commands:
+  TESSERA_URL              The server's URL (or --url); default ${DEFAULT_URL}
+  SVC_API_KEY              The API key (or --key)
+
+Exit codes: 0 success, 1 failure or server error (5xx), 2 usage error, 3 server unreachable or timed out,
+4 request refused (4xx), 78 configuration error. Full reference: docs/cli.md.
 `;
-
-/** Exit codes scripts can rely on: 0 ok, 1 failure, 2 usage error, 78 configuration error (sysexits EX_CONFIG). */
-const EXIT = { ok: 0, failure: 1, usage: 2, config: 78 } as const;
-
-async function main(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv,
-      allowPositionals: true,
-      options: {
-        help: { type: "boolean", short: "h" },
-        "regenerate-bootstrap-key": { type: "boolean" },
-        tenant: { type: "string", multiple: true },
-        "batch-size": { type: "string" },
-      },
-    });
-  } catch (error) {
-    process.stderr.write(`tessera: ${(error as Error).message}\nRun 'tessera --help' for usage.\n`);
-    return EXIT.usage;
-  }
-  const [command, ...rest] = parsed.positionals;
-  const subcommand = command === "keys" ? rest.shift() : undefined;
-  if (parsed.values.help === true || command === undefined) {
-    process.stdout.write(HELP);
-    return command === undefined && parsed.values.help !== true ? EXIT.usage : EXIT.ok;
-  }
-  if (rest.length > 0) {
-    process.stderr.write(`tessera: unexpected argument '${rest[0]}'\nRun 'tessera --help' for usage.\n`);
-    return EXIT.usage;
-  }
-
-  const config = loadConfig();
-  const log = createLogger(config);
-  switch (command) {
-    case "serve":
-      return runServe(config, log);
-    case "init": {
-      const vault = await openVault(config, log);
-      try {
-        if (parsed.values["regenerate-bootstrap-key"] === true) {
-          const key = await vault.tenants.recoverBootstrapKey();
-          process.stderr.write(`New bootstrap management key (shown once):\n\n  SVC-API-KEY: ${key}\n\n`);
-        } else if ((await bootstrap(vault, config, process.stderr)) === undefined) {
-          process.stderr.write("The store is already initialized; nothing to do.\n");
-        }
-      } finally {
-        await vault.close();
-      }
-      return EXIT.ok;
-    }
-    case "migrate": {
-      const vault = await openVault(config, log);
-      await vault.close();
-      process.stderr.write("The store is migrated.\n");
-      return EXIT.ok;
-    }
-    case "keys":
-      return runKeys(subcommand, parsed.values, config, log);
-    default:
-      process.stderr.write(`tessera: unknown command '${command}'\nRun 'tessera --help' for usage.\n`);
-      return EXIT.usage;
-  }
 }
 
-async function runServe(config: ReturnType<typeof loadConfig>, log: ReturnType<typeof createLogger>) {
-  const server = await serve(config, process.stderr, { log });
-  return new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn({ signal }, "second signal: exiting without waiting");
-        resolve(EXIT.failure);
-        return;
-      }
-      stopping = true;
-      log.info({ signal }, "shutting down: finishing in-flight requests");
-      server.close().then(
-        () => resolve(EXIT.ok),
-        (err: unknown) => {
-          log.error({ err }, "shutdown failed");
-          resolve(EXIT.failure);
-        },
-      );
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
-}
-
-async function runKeys(
-  subcommand: string | undefined,
-  options: { tenant?: string[]; "batch-size"?: string },
-  config: ReturnType<typeof loadConfig>,
-  log: ReturnType<typeof createLogger>,
-): Promise<number> {
-  if (subcommand !== "rotate" && subcommand !== "rewrap") {
-    process.stderr.write(
-      "tessera: use 'tessera keys rotate' or 'tessera keys rewrap'\nRun 'tessera --help' for usage.\n",
-    );
+async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined) {
+    process.stderr.write(topHelp());
     return EXIT.usage;
   }
-  const batchSize = Number(options["batch-size"] ?? "500");
-  if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-    process.stderr.write("tessera: --batch-size must be an integer from 1 to 10000\n");
-    return EXIT.usage;
+  if (name === "--help" || name === "-h") {
+    process.stdout.write(topHelp());
+    return EXIT.ok;
   }
-  const vault = await openVault(config, log);
-  try {
-    if (subcommand === "rotate") {
-      for (const { tenantId, version } of await vault.keys.rotate(options.tenant)) {
-        process.stdout.write(`tenant ${tenantId}: data key version ${version}\n`);
-      }
-      process.stderr.write("Rotated. Run 'tessera keys rewrap' to re-encrypt existing tokens.\n");
-    } else {
-      const resealed = await vault.keys.rewrap({ batchSize, onProgress: drawProgress });
-      process.stderr.write(`\nRe-encrypted ${resealed} tokens.\n`);
-    }
-  } finally {
-    await vault.close();
+  if (name === "--version") {
+    process.stdout.write(`${packageJson.version}\n`);
+    return EXIT.ok;
   }
-  return EXIT.ok;
+  const entry = [...VAULT_COMMANDS, ...ADMIN_COMMANDS].find((candidate) => candidate.name === name);
+  if (entry === undefined) {
+    throw new UsageError(name.startsWith("-") ? `unknown option '${name}'` : `unknown command '${name}'`);
+  }
+  return "commands" in entry ? runGroup(entry, rest) : entry.run(rest);
 }
 
-/** One line per tenant, redrawn in place on a terminal; plain lines otherwise (logs, CI). */
-function drawProgress({ tenantId, done, total }: { tenantId: string; done: number; total: number }): void {
-  const width = 30;
-  const filled = total === 0 ? width : Math.round((done / total) * width);
-  const bar = `[${"#".repeat(filled)}${".".repeat(width - filled)}] ${done}/${total} tokens  tenant ${tenantId}`;
-  if (process.stderr.isTTY) process.stderr.write(`\r${bar}`);
-  else if (done === total || done === 0) process.stderr.write(`${bar}\n`);
-}
-
-function explain(error: unknown): number {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`tessera: ${error.message}\n`);
-    return EXIT.config;
+async function runGroup(group: Group, argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  const command = group.commands.find((candidate) => candidate.name === `${group.name} ${name}`);
+  if (command !== undefined) return command.run(rest);
+  if (wantsHelp(argv)) {
+    process.stdout.write(groupHelp(group));
+    return EXIT.ok;
   }
-  if (
-    error instanceof MasterKeyMismatchError ||
-    error instanceof MigrationError ||
-    error instanceof StoreNotInitializedError ||
-    error instanceof UnknownTenantError
-  ) {
-    const cause =
-      error instanceof MigrationError && error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    process.stderr.write(`tessera: ${error.message}${cause}\n`);
-    return EXIT.failure;
-  }
-  const code = (error as NodeJS.ErrnoException).code;
-  if (code === "EADDRINUSE" || code === "ECONNREFUSED" || code === "EACCES") {
-    process.stderr.write(`tessera: ${(error as Error).message}\n`);
-    return EXIT.failure;
-  }
-  process.stderr.write(
-    `tessera: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  const names = group.commands.map((candidate) => candidate.name.slice(group.name.length + 1)).join(", ");
+  throw new UsageError(
+    name === undefined
+      ? `'tessera ${group.name}' needs a command: ${names}`
+      : `unknown command '${group.name} ${name}': use one of ${names}`,
+    `tessera ${group.name}`,
   );
-  return EXIT.failure;
 }
 
-main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
-  (error: unknown) => process.exit(explain(error)),
-);
+/** Exits once stdout has drained, so that a pipe gets the whole output. */
+function exit(code: number): void {
+  process.stdout.write("", () => process.exit(code));
+}
+
+// A reader that stops early (`| head`) closes the pipe; that is not an error of ours.
+process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+  if (error.code === "EPIPE") process.exit(EXIT.ok);
+  process.stderr.write(`tessera: cannot write the output (${error.code ?? error.message})\n`);
+  process.exit(EXIT.failure);
+});
+
+main(process.argv.slice(2)).then(exit, (error: unknown) => {
+  const { code, message } = explain(error);
+  process.stderr.write(`tessera: ${message}\n`);
+  const debug = (process.env.TESSERA_DEBUG ?? "") !== "";
+  if (debug && error instanceof Error) process.stderr.write(`${error.stack}\n`);
+  exit(code);
+});

@@ -97,7 +97,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera keys rotate and rewrap (${STORE})`, 
   it("rejects a bad subcommand or batch size with exit 2, and an unknown tenant with exit 1", async () => {
     const bad = tessera(["keys", "spin"], env, database.dataDir);
     expect(await bad.exited).toBe(2);
-    expect(bad.stderr).toContain("tessera keys rotate");
+    expect(bad.stderr).toContain("unknown command 'keys spin': use one of rotate, rewrap");
     const size = tessera(["keys", "rewrap", "--batch-size", "0"], env, database.dataDir);
     expect(await size.exited).toBe(2);
     expect(size.stderr).toContain("--batch-size must be an integer from 1 to 10000");

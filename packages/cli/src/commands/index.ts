@@ -1,0 +1,12 @@
+import type { Command, Group } from "../args.js";
+import { applications } from "./applications.js";
+import { keys } from "./keys.js";
+import { init, migrate, serve } from "./server.js";
+import { tenants } from "./tenants.js";
+import { tokens } from "./tokens.js";
+
+/** The commands that run the vault itself, with the server's environment. */
+export const VAULT_COMMANDS: readonly (Command | Group)[] = [serve, init, migrate, keys];
+
+/** The commands that administer a running vault over its API. */
+export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens];

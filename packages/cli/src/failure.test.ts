@@ -1,0 +1,94 @@
+import { TesseraConnectionError, TesseraError } from "@tessera/sdk";
+import { describe, expect, it } from "vitest";
+import {
+  BadInput,
+  CommandFailure,
+  ConfigurationError,
+  EXIT,
+  ServerUnreachable,
+  UsageError,
+  explain,
+} from "./failure.js";
+
+const URL = "http://127.0.0.1:3000";
+
+function connectionError(cause: unknown, timedOut = false): TesseraConnectionError {
+  return new TesseraConnectionError(`GET ${URL}/tokens failed`, { cause, timedOut });
+}
+
+describe("explain", () => {
+  it.each([
+    [
+      new UsageError("missing <id>", "tessera tokens get"),
+      EXIT.usage,
+      "missing <id> (run 'tessera tokens get --help' for usage)",
+    ],
+    [
+      new ConfigurationError("no API key: set SVC_API_KEY or pass --key"),
+      EXIT.config,
+      "no API key: set SVC_API_KEY or pass --key",
+    ],
+    [new CommandFailure("the master key does not match"), EXIT.failure, "the master key does not match"],
+    [new BadInput("the line is not valid JSON"), EXIT.refused, "the line is not valid JSON"],
+    [
+      new ServerUnreachable(
+        URL,
+        connectionError(
+          new TypeError("fetch failed", {
+            cause: Object.assign(new Error("connect"), { code: "ECONNREFUSED" }),
+          }),
+        ),
+      ),
+      EXIT.unreachable,
+      `cannot reach ${URL} (ECONNREFUSED): is the server running? set TESSERA_URL or --url`,
+    ],
+    [
+      new ServerUnreachable(
+        URL,
+        connectionError(new TypeError("fetch failed", { cause: new Error("bad port") })),
+      ),
+      EXIT.unreachable,
+      `cannot reach ${URL} (bad port): is the server running? set TESSERA_URL or --url`,
+    ],
+    [
+      new ServerUnreachable(URL, connectionError(new Error("aborted"), true)),
+      EXIT.unreachable,
+      `${URL} did not answer in time: it may be overloaded, or TESSERA_URL / --url may point elsewhere (the request may still have been carried out)`,
+    ],
+    [
+      new TesseraError(400, {
+        title: "Validation failed",
+        detail: "The request has invalid fields; see errors.",
+        errors: {
+          name: ["must not be blank"],
+          "rules[0].priority": ["must be at least 1", "must be unique"],
+        },
+      }),
+      EXIT.refused,
+      "the server refused the request (400 Validation failed): The request has invalid fields; see errors: " +
+        "name: must not be blank; rules[0].priority: must be at least 1, must be unique",
+    ],
+    [
+      new TesseraError(409, { title: "Conflict", detail: "A token with id x already exists." }),
+      EXIT.refused,
+      "the server refused the request (409 Conflict): A token with id x already exists",
+    ],
+    [
+      new TesseraError(500, {
+        title: "Internal server error",
+        detail: "Quote request id req-1 to the operator.",
+      }),
+      EXIT.failure,
+      "the server failed (500 Internal server error): Quote request id req-1 to the operator",
+    ],
+    // A proxy's page rather than a problem: only the status is known.
+    [new TesseraError(502, "<html>Bad gateway</html>"), EXIT.failure, "the server failed (502)"],
+    [
+      new RangeError("boom"),
+      EXIT.failure,
+      "unexpected error: boom (set TESSERA_DEBUG=1 to see where it came from)",
+    ],
+  ])("%s → exit %i", (error, code, message) => {
+    expect(explain(error)).toEqual({ code, message });
+  });
+});

@@ -1,0 +1,118 @@
+import { TesseraConnectionError, TesseraError } from "@tessera/sdk";
+
+/**
+ * Exit codes scripts can rely on (docs/cli.md). 3 and 4 let a script tell "try again later" from "fix the
+ * request"; 78 is sysexits' EX_CONFIG.
+ */
+export const EXIT = { ok: 0, failure: 1, usage: 2, unreachable: 3, refused: 4, config: 78 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The command line is wrong: an unknown command or flag, a missing or malformed argument. */
+export class UsageError extends Error {
+  /** The command whose `--help` explains the right usage, e.g. `tessera tokens search`. */
+  readonly command: string;
+
+  constructor(message: string, command = "tessera") {
+    super(message);
+    this.name = "UsageError";
+    this.command = command;
+  }
+}
+
+/** The environment (or the flags standing in for it) is incomplete or invalid: no API key, a bad URL, a bad server config. */
+export class ConfigurationError extends Error {
+  override name = "ConfigurationError";
+}
+
+/** A failure the message fully explains (a master key that does not match the store, a port in use). */
+export class CommandFailure extends Error {
+  override name = "CommandFailure";
+}
+
+/** Input the CLI refuses itself for the reason the server would refuse it: a line of an import file that is not a JSON object. */
+export class BadInput extends Error {
+  override name = "BadInput";
+}
+
+/** No answer from the server at `url`; `error` says why (refused, unknown host, timed out). */
+export class ServerUnreachable extends Error {
+  readonly url: string;
+  readonly error: TesseraConnectionError;
+
+  constructor(url: string, error: TesseraConnectionError) {
+    super(`cannot reach ${url}`, { cause: error });
+    this.name = "ServerUnreachable";
+    this.url = url;
+    this.error = error;
+  }
+}
+
+export interface Explained {
+  readonly code: ExitCode;
+  /** One line, without the `tessera:` prefix, saying what happened and what to do. */
+  readonly message: string;
+}
+
+/** The one mapping from an error to an exit code and a one-line message (never a stack trace). */
+export function explain(error: unknown): Explained {
+  if (error instanceof UsageError) {
+    return { code: EXIT.usage, message: `${error.message} (run '${error.command} --help' for usage)` };
+  }
+  if (error instanceof ConfigurationError) return { code: EXIT.config, message: error.message };
+  if (error instanceof CommandFailure) return { code: EXIT.failure, message: error.message };
+  if (error instanceof BadInput) return { code: EXIT.refused, message: error.message };
+  if (error instanceof ServerUnreachable) return { code: EXIT.unreachable, message: unreachable(error) };
+  if (error instanceof TesseraConnectionError) {
+    return { code: EXIT.unreachable, message: `cannot reach the server: ${error.message}` };
+  }
+  if (error instanceof TesseraError) return explainResponse(error);
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    code: EXIT.failure,
+    message: `unexpected error: ${message} (set TESSERA_DEBUG=1 to see where it came from)`,
+  };
+}
+
+function unreachable({ url, error }: ServerUnreachable): string {
+  if (error.timedOut) {
+    return `${url} did not answer in time: it may be overloaded, or TESSERA_URL / --url may point elsewhere (the request may still have been carried out)`;
+  }
+  return `cannot reach ${url} (${reasonOf(error.cause)}): is the server running? set TESSERA_URL or --url`;
+}
+
+/**
+ * Node's fetch fails with "fetch failed"; the reason is further down its causes: a code (ECONNREFUSED,
+ * ENOTFOUND, ...) or, for a URL fetch refuses outright, a message ("bad port").
+ */
+function reasonOf(error: unknown): string {
+  let reason = "no response";
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === "string") return code;
+    reason = current.message;
+    current = current.cause;
+  }
+  return reason;
+}
+
+const ADVICE: Partial<Record<number, string>> = {
+  401: "check SVC_API_KEY or --key",
+  403: "use a key whose Application holds that permission",
+};
+
+function explainResponse(error: TesseraError): Explained {
+  const status = `${error.status}${error.title === undefined ? "" : ` ${error.title}`}`;
+  const fields = Object.entries(error.errors ?? {})
+    .map(([field, messages]) => `${field}: ${messages.join(", ")}`)
+    .join("; ");
+  const detail = error.detail?.replace(/\.$/, "") ?? "";
+  const advice = ADVICE[error.status];
+  const said =
+    (detail === "" ? "" : `: ${detail}`) +
+    (fields === "" ? "" : `: ${fields}`) +
+    (advice === undefined ? "" : `; ${advice}`);
+  if (error.status >= 400 && error.status < 500) {
+    return { code: EXIT.refused, message: `the server refused the request (${status})${said}` };
+  }
+  return { code: EXIT.failure, message: `the server failed (${status})${said}` };
+}
