@@ -119,7 +119,7 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
         headers: { "SVC-API-KEY": key, "Content-Type": "application/json" },
         body: JSON.stringify(body),
       });
-      const answer = (await response.json());
+      const answer = await response.json();
       if (response.ok) return answer;
       const problem = answer as { detail?: string; errors?: FieldErrors };
       throw new AppError(
