@@ -8,6 +8,7 @@ import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
+import { createReactorService, type ReactorService } from "./reactors/service.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
@@ -19,6 +20,7 @@ import { createTokenService, type TokenService } from "./tokens/service.js";
 export interface Vault {
   readonly store: Store;
   readonly applications: ApplicationService;
+  readonly reactors: ReactorService;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly keys: KeyRotation;
@@ -51,14 +53,16 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     const tenants = createTenantService({ store, keyring, clock });
     await tenants.verifyMasterKey();
     const applications = createApplicationService({ db: store.db, reads: store, clock });
+    const tenantKeys = createTenantKeys({ db: store.db, keyring, clock });
     const tokens = createTokenService({
       store,
-      keys: createTenantKeys({ db: store.db, keyring, clock }),
+      keys: tenantKeys,
       expressions: createExpressionEngine(),
       clock,
     });
+    const reactors = createReactorService({ db: store.db, keys: tenantKeys, clock });
     const keys = createKeyRotation({ store, keyring, clock });
-    return { store, applications, tenants, tokens, keys, close: () => store.close() };
+    return { store, applications, reactors, tenants, tokens, keys, close: () => store.close() };
   } catch (error) {
     await store.close();
     throw error;
@@ -99,6 +103,7 @@ export async function bootstrap(
 export function buildVaultApp(vault: Vault, config: Config, log: Logger | false): Promise<FastifyInstance> {
   return buildApp({
     applications: vault.applications,
+    reactors: vault.reactors,
     tenants: vault.tenants,
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },

@@ -839,6 +839,582 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/reactors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List reactors */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Repeat to filter by several ids. */
+                    id?: string[];
+                    /** @description Case-insensitive. Without `*`, names containing this text; with `*`, names matching it as a whole, each `*` standing for any run of characters (`pay*`, `*-eu`, `stripe*refund`). */
+                    name?: string;
+                    /** @description Page number, from 1. */
+                    page?: number;
+                    /** @description Items per page, 1–100. */
+                    size?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pagination: {
+                                total_items: number;
+                                page_number: number;
+                                page_size: number;
+                                total_pages: number;
+                            };
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                tenant_id: string;
+                                name: string;
+                                code: string;
+                                configuration: {
+                                    [key: string]: string;
+                                };
+                                /**
+                                 * Format: uuid
+                                 * @description The reactor's Application, if it has one. Not in Basis Theory's model, where only create shows it.
+                                 */
+                                application_id?: string;
+                                /** Format: uuid */
+                                created_by?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                modified_by?: string;
+                                /** Format: date-time */
+                                modified_at?: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a reactor
+         * @description The one response that includes the reactor's Application (without its key).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description JavaScript (CommonJS) exporting an async function of `{ args, configuration, svc }`; compiled on every write, and requiring only allowed modules. */
+                        code: string;
+                        /** @description Names to string values, available to the code as `configuration`; at most 100 entries, names of 1–200 characters, values of at most 10000 characters. Encrypted at rest. Absent or null is an empty map. */
+                        configuration?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description The public or private Application of this tenant that `svc` acts as; other members are ignored. Absent or null for none. */
+                        application?: {
+                            /** Format: uuid */
+                            id: string;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            name: string;
+                            code: string;
+                            configuration: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: uuid
+                             * @description The reactor's Application, if it has one. Not in Basis Theory's model, where only create shows it.
+                             */
+                            application_id?: string;
+                            /** Format: uuid */
+                            created_by?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                            application?: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                tenant_id: string;
+                                name: string;
+                                /** @enum {string} */
+                                type: "private" | "public" | "management";
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                rules: {
+                                    description?: string;
+                                    /** @description Lower values take precedence. */
+                                    priority: number;
+                                    /** @description A path such as /pci/high/. */
+                                    container?: string;
+                                    conditions?: {
+                                        /** @enum {string} */
+                                        attribute: "id" | "container";
+                                        /** @enum {string} */
+                                        operator: "starts_with" | "equals";
+                                        value: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    transform: "redact" | "mask" | "reveal";
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                }[];
+                                /** Format: uuid */
+                                created_by?: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** Format: uuid */
+                                modified_by?: string;
+                                /** Format: date-time */
+                                modified_at?: string;
+                                /** Format: date-time */
+                                expires_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reactors/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a reactor */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            name: string;
+                            code: string;
+                            configuration: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: uuid
+                             * @description The reactor's Application, if it has one. Not in Basis Theory's model, where only create shows it.
+                             */
+                            application_id?: string;
+                            /** Format: uuid */
+                            created_by?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        /** Replace a reactor */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            /** @description A full replacement: an absent configuration is empty, an absent application is removed. */
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description JavaScript (CommonJS) exporting an async function of `{ args, configuration, svc }`; compiled on every write, and requiring only allowed modules. */
+                        code: string;
+                        /** @description Names to string values, available to the code as `configuration`; at most 100 entries, names of 1–200 characters, values of at most 10000 characters. Encrypted at rest. Absent or null is an empty map. */
+                        configuration?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description The public or private Application of this tenant that `svc` acts as; other members are ignored. Absent or null for none. */
+                        application?: {
+                            /** Format: uuid */
+                            id: string;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            tenant_id: string;
+                            name: string;
+                            code: string;
+                            configuration: {
+                                [key: string]: string;
+                            };
+                            /**
+                             * Format: uuid
+                             * @description The reactor's Application, if it has one. Not in Basis Theory's model, where only create shows it.
+                             */
+                            application_id?: string;
+                            /** Format: uuid */
+                            created_by?: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            modified_by?: string;
+                            /** Format: date-time */
+                            modified_at?: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        /** Delete a reactor */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Update a reactor (JSON merge patch)
+         * @description Content-Type must be application/merge-patch+json; any other is answered with 415.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name?: string;
+                        /** @description JavaScript (CommonJS) exporting an async function of `{ args, configuration, svc }`; compiled on every write, and requiring only allowed modules. */
+                        code?: string;
+                        /** @description Merged name by name; a null value removes that name, and null for the whole map empties it. */
+                        configuration?: {
+                            [key: string]: string | null;
+                        } | null;
+                        /** @description Sets the Application; null removes it. */
+                        application?: {
+                            /** Format: uuid */
+                            id: string;
+                        } | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Updated. */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
     "/tenants": {
         parameters: {
             query?: never;

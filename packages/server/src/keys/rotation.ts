@@ -1,7 +1,9 @@
 import type { Clock } from "../clock.js";
 import type { Keyring } from "../crypto/keyring.js";
+import { openConfigurationBytes, sealConfigurationBytes } from "../reactors/sealing.js";
+import { reactorStore } from "../reactors/store.js";
 import type { Store } from "../storage/database.js";
-import { createTenantKeys } from "../tenants/keys.js";
+import { createTenantKeys, type VersionedKey } from "../tenants/keys.js";
 import { tenantStore } from "../tenants/store.js";
 import { openBytes, sealBytes } from "../tokens/sealing.js";
 import { tokenStore } from "../tokens/store.js";
@@ -24,6 +26,8 @@ export interface RewrapProgress {
  * (within the key cache's lifetime on every instance); reads accept every version. `rewrap` re-encrypts old
  * tokens under the newest version in small transactions, so it runs beside live traffic and can be stopped and
  * restarted at any point: what is left to do is always just "tokens sealed under an older version".
+ * Reactor configurations, sealed under the same data keys, are re-encrypted the same way before each tenant's
+ * tokens; they are few, so progress and the count returned are about tokens.
  */
 export function createKeyRotation({
   store,
@@ -35,6 +39,27 @@ export function createKeyRotation({
   clock: Clock;
 }) {
   const keys = createTenantKeys({ db: store.db, keyring, clock, ttlMs: 0 });
+
+  async function rewrapReactors(tenantId: string, target: VersionedKey, batchSize: number): Promise<void> {
+    for (;;) {
+      const batch = await reactorStore(store.db).listSealedBefore(tenantId, target.version, batchSize);
+      if (batch.length === 0) return;
+      const resealings = await Promise.all(
+        batch.map(async ({ record, sealed }) => {
+          const old = await keys.version(tenantId, "data", sealed.keyVersion);
+          const plaintext = openConfigurationBytes(old, tenantId, record.id, sealed);
+          return {
+            id: record.id,
+            from: sealed,
+            to: sealConfigurationBytes(target, tenantId, record.id, plaintext),
+          };
+        }),
+      );
+      await store.transaction(async (trx) => {
+        for (const { id, from, to } of resealings) await reactorStore(trx).reseal(tenantId, id, from, to);
+      });
+    }
+  }
 
   return {
     async rotate(tenantIds?: readonly string[]): Promise<{ tenantId: string; version: number }[]> {
@@ -74,6 +99,7 @@ export function createKeyRotation({
       let resealed = 0;
       for (const tenantId of await tenantStore(store.db).ids()) {
         const target = await keys.current(tenantId, "data");
+        await rewrapReactors(tenantId, target, options.batchSize);
         const total = await tokenStore(store.db).countSealedBefore(tenantId, target.version);
         let done = 0;
         options.onProgress?.({ tenantId, done, total });

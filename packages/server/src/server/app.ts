@@ -5,6 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
+import { reactorRoutes } from "../reactors/routes.js";
+import type { ReactorService } from "../reactors/service.js";
 import { tenantRoutes } from "../tenants/routes.js";
 import type { TenantService } from "../tenants/service.js";
 import { tokenRoutes } from "../tokens/routes.js";
@@ -16,6 +18,7 @@ import { createAjv } from "./validation.js";
 
 export interface AppDeps {
   readonly applications: ApplicationService;
+  readonly reactors: ReactorService;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly readiness: Readiness;
@@ -107,6 +110,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     registerAuth(api, deps.applications);
     await api.register(applicationRoutes(deps.applications));
+    await api.register(reactorRoutes(deps.reactors));
     await api.register(tenantRoutes(deps.tenants));
     await api.register(tokenRoutes(deps.tokens));
   });

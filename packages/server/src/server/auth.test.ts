@@ -17,6 +17,17 @@ const ROUTES: { method: string; path: string; permission: string; body?: unknown
   { method: "PUT", path: `/applications/${SOME_ID}`, permission: "application:update", body: { name: "x" } },
   { method: "POST", path: `/applications/${SOME_ID}/regenerate`, permission: "application:update" },
   { method: "DELETE", path: `/applications/${SOME_ID}`, permission: "application:delete" },
+  { method: "POST", path: "/reactors", permission: "reactor:create", body: { name: "x", code: "1" } },
+  { method: "GET", path: "/reactors", permission: "reactor:read" },
+  { method: "GET", path: `/reactors/${SOME_ID}`, permission: "reactor:read" },
+  {
+    method: "PUT",
+    path: `/reactors/${SOME_ID}`,
+    permission: "reactor:update",
+    body: { name: "x", code: "1" },
+  },
+  { method: "PATCH", path: `/reactors/${SOME_ID}`, permission: "reactor:update", body: { name: "x" } },
+  { method: "DELETE", path: `/reactors/${SOME_ID}`, permission: "reactor:delete" },
   { method: "POST", path: "/tenants", permission: "tenant:create", body: { name: "x" } },
   { method: "GET", path: "/tenants/self", permission: "tenant:read" },
 ];

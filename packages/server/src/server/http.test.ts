@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
 import type { Principal } from "../applications/types.js";
+import type { ReactorService } from "../reactors/service.js";
 import type { TenantService } from "../tenants/service.js";
 import type { TokenService } from "../tokens/service.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
@@ -130,6 +131,12 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "POST /applications/{id}/regenerate",
         "POST /tenants",
         "PUT /applications/{id}",
+        "POST /reactors",
+        "GET /reactors",
+        "GET /reactors/{id}",
+        "PUT /reactors/{id}",
+        "PATCH /reactors/{id}",
+        "DELETE /reactors/{id}",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
@@ -154,6 +161,7 @@ describe("an unexpected failure", () => {
     } as unknown as ApplicationService;
     const app = await buildApp({
       applications,
+      reactors: {} as ReactorService,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
       readiness: { check: () => Promise.reject(new Error("down")) },

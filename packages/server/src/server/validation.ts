@@ -95,6 +95,8 @@ function describe(issue: ValidationIssue): string {
       return `must have at least ${String(p.limit)} items`;
     case "maxItems":
       return `must have at most ${String(p.limit)} items`;
+    case "maxProperties":
+      return `must have at most ${String(p.limit)} entries`;
     case "pattern":
       return p.pattern === NO_CONTROL_CHARACTERS
         ? "must not contain control characters"

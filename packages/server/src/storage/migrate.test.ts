@@ -11,6 +11,7 @@ import { openStore, type Store } from "./database.js";
 import { migrateToLatest } from "./migrate.js";
 import * as m0001 from "./migrations/0001-initial.js";
 import * as m0002 from "./migrations/0002-tokens.js";
+import * as m0003 from "./migrations/0003-search-index.js";
 
 /** A store left at 0002 with tokens in the old index tables, then brought up to date. */
 describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
@@ -90,7 +91,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       .insertInto("token_metadata")
       .values({ tenant_id: tenant, key: "region", value_folded: "eu", token_id: "c" })
       .execute();
-    expect(await migrateToLatest(store)).toEqual(["0003-search-index"]);
+    expect(await migrateToLatest(store)).toEqual(["0003-search-index", "0004-reactors"]);
   });
   afterAll(async () => {
     await store?.close();
@@ -145,5 +146,96 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
     await expect(sql`select 1 from token_containers`.execute(db)).rejects.toThrow();
     const ids = await store.db.selectFrom("tokens").select("id").orderBy("id").execute();
     expect(ids.map((r) => r.id)).toEqual(["B", "a", "c"]);
+  });
+});
+
+/** A store at 0003 with a tenant and its Applications, then brought up to date. */
+describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
+  let database: TestDatabase;
+  let store: Store;
+  const tenant = "0192aaaa-0000-7000-8000-000000000002";
+  const application = (id: string) => ({
+    id,
+    tenant_id: tenant,
+    name: id,
+    type: "private",
+    key_hash: `hash-${id}`,
+    permissions: "[]",
+    rules: "[]",
+    created_by: null,
+    created_at: "2024-01-01T00:00:00.000Z",
+    modified_by: null,
+    modified_at: null,
+    expires_at: null,
+  });
+  const reactor = (id: string, applicationId: string | null) => ({
+    id,
+    tenant_id: tenant,
+    name: id,
+    name_folded: id.toLowerCase(),
+    code: "module.exports = async () => ({});",
+    configuration: "c2VhbGVk",
+    key_version: 1,
+    application_id: applicationId,
+    version: 1,
+    created_by: null,
+    created_at: "2024-01-02T00:00:00.000Z",
+    modified_by: null,
+    modified_at: null,
+  });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    const old: Record<string, Migration> = {
+      "0001-initial": m0001,
+      "0002-tokens": m0002,
+      "0003-search-index": m0003,
+    };
+    const { error } = await new Migrator({
+      db: store.db,
+      provider: { getMigrations: () => Promise.resolve(old) },
+    }).migrateToLatest();
+    expect(error).toBeUndefined();
+    await store.db
+      .insertInto("tenants")
+      .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
+      .execute();
+    await store.db
+      .insertInto("applications")
+      .values([application("app-a"), application("app-b")])
+      .execute();
+    expect(await migrateToLatest(store)).toEqual(["0004-reactors"]);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it("keeps a reactor whose Application is deleted, without the reference", async () => {
+    await store.db
+      .insertInto("reactors")
+      .values([reactor("r1", "app-a"), reactor("r2", "app-b"), reactor("r3", null)])
+      .execute();
+    await store.db.deleteFrom("applications").where("id", "=", "app-a").execute();
+    const rows = await store.db
+      .selectFrom("reactors")
+      .select(["id", "application_id"])
+      .orderBy("id")
+      .execute();
+    expect(rows).toEqual([
+      { id: "r1", application_id: null },
+      { id: "r2", application_id: "app-b" },
+      { id: "r3", application_id: null },
+    ]);
+  });
+
+  it("refuses a reference to an Application that does not exist", async () => {
+    await expect(store.db.insertInto("reactors").values(reactor("r4", "app-z")).execute()).rejects.toThrow();
+  });
+
+  it("deletes a tenant's reactors with the tenant", async () => {
+    await store.db.deleteFrom("tenants").where("id", "=", tenant).execute();
+    expect(await store.db.selectFrom("reactors").selectAll().execute()).toEqual([]);
   });
 });

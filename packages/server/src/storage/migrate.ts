@@ -3,12 +3,14 @@ import type { Store } from "./database.js";
 import * as m0001 from "./migrations/0001-initial.js";
 import * as m0002 from "./migrations/0002-tokens.js";
 import * as m0003 from "./migrations/0003-search-index.js";
+import * as m0004 from "./migrations/0004-reactors.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
   "0001-initial": m0001,
   "0002-tokens": m0002,
   "0003-search-index": m0003,
+  "0004-reactors": m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -12,6 +12,7 @@ export interface Database {
   token_data_index: TokenDataIndexTable;
   token_metadata_index: TokenMetadataIndexTable;
   token_container_index: TokenContainerIndexTable;
+  reactors: ReactorsTable;
 }
 
 export interface TokensTable {
@@ -107,4 +108,24 @@ export interface ApplicationsTable {
 export interface MetaTable {
   key: string;
   value: string;
+}
+
+export interface ReactorsTable {
+  id: string;
+  tenant_id: string;
+  name: string;
+  /** `name` case-folded (NFKC, lower case) for the name filter. */
+  name_folded: string;
+  code: string;
+  /** base64 of AES-256-GCM output of the configuration's JSON; the AAD binds tenant and reactor id. */
+  configuration: string;
+  key_version: number;
+  /** Set to null when the Application is deleted. */
+  application_id: string | null;
+  /** Grows by one with every update; workers are keyed by id and version. */
+  version: number;
+  created_by: string | null;
+  created_at: string;
+  modified_by: string | null;
+  modified_at: string | null;
 }

@@ -1,0 +1,256 @@
+import { applicationStore } from "../applications/store.js";
+import type { Application, Principal } from "../applications/types.js";
+import type { Clock } from "../clock.js";
+import { uuidv7 } from "../crypto/uuid-v7.js";
+import { mergePatch } from "../json/merge-patch.js";
+import { AppError, addError, textProblem, type FieldErrors } from "../server/errors.js";
+import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import type { Executor } from "../storage/database.js";
+import type { TenantKeys } from "../tenants/keys.js";
+import { checkReactorCode, type CodeProblem } from "./sandbox/code-check.js";
+import { MAX_CONFIGURATION_ENTRIES } from "./schemas.js";
+import { openConfiguration, sealConfiguration } from "./sealing.js";
+import { reactorStore, type StoredReactor } from "./store.js";
+import type { Reactor, RunnableReactor } from "./types.js";
+
+/** A whole reactor as POST and PUT give it; the schema has checked types and lengths. */
+export interface ReactorInput {
+  readonly name: string;
+  readonly code: string;
+  readonly configuration: Readonly<Record<string, string>>;
+  /** null for no Application (`svc` is then null in the reactor). */
+  readonly applicationId: string | null;
+}
+
+/** An RFC 7386 merge patch: absent members stay as they are. */
+export interface ReactorPatch {
+  readonly name?: string;
+  readonly code?: string;
+  /** Merged key by key; a null value removes that key, and null for the whole map empties it. */
+  readonly configuration?: Readonly<Record<string, string | null>> | null;
+  /** null removes the Application. */
+  readonly applicationId?: string | null;
+}
+
+export interface CreatedReactor {
+  readonly reactor: Reactor;
+  /** Create is the one response that shows the Application itself (spec §2.5). */
+  readonly application: Application | null;
+}
+
+export interface ReactorServiceDeps {
+  readonly db: Executor;
+  readonly keys: TenantKeys;
+  readonly clock: Clock;
+}
+
+export function createReactorService({ db, keys, clock }: ReactorServiceDeps) {
+  const store = reactorStore(db);
+  const applications = applicationStore(db);
+
+  async function open({ record, sealed }: StoredReactor): Promise<Reactor> {
+    const key = await keys.version(record.tenantId, "data", sealed.keyVersion);
+    return { ...record, configuration: openConfiguration(key, record.tenantId, record.id, sealed) };
+  }
+
+  async function findVisible(principal: Principal, id: string): Promise<StoredReactor> {
+    const stored = await store.findById(principal.tenantId, id);
+    // Another tenant's reactor reads exactly like a missing one (DESIGN §5.4).
+    if (stored === undefined) throw AppError.notFound(`Reactor ${id}`);
+    return stored;
+  }
+
+  /** Every problem at once, the Application's included; answers the input normalised and its Application. */
+  async function checked(
+    tenantId: string,
+    input: ReactorInput,
+  ): Promise<{ input: ReactorInput; application: Application | null }> {
+    const errors: FieldErrors = {};
+    const name = input.name.trim();
+    const nameProblem = textProblem(name);
+    if (nameProblem !== undefined) addError(errors, "name", nameProblem);
+    for (const message of codeProblems(input.code)) addError(errors, "code", message);
+    if (Object.keys(input.configuration).length > MAX_CONFIGURATION_ENTRIES) {
+      addError(errors, "configuration", `must have at most ${MAX_CONFIGURATION_ENTRIES} entries`);
+    }
+    const application =
+      input.applicationId === null ? null : await usableApplication(tenantId, input.applicationId, errors);
+    if (Object.keys(errors).length > 0) throw AppError.validation(errors);
+    return { input: { ...input, name }, application };
+  }
+
+  /** spec §2.5: the Application must be the caller's tenant's, and public or private. */
+  async function usableApplication(
+    tenantId: string,
+    id: string,
+    errors: FieldErrors,
+  ): Promise<Application | null> {
+    const application = await applications.findById(tenantId, id);
+    // An expired Application is as good as deleted: its key is refused already, before a sweep removes it.
+    if (application === undefined || isExpired(application, clock.now())) {
+      addError(errors, "application.id", "must be the id of an Application of this tenant");
+      return null;
+    }
+    if (application.type === "management") {
+      addError(errors, "application.id", "must be a public or private Application, not management");
+      return null;
+    }
+    return application;
+  }
+
+  async function write(
+    principal: Principal,
+    current: StoredReactor,
+    input: ReactorInput,
+    expectedVersion?: number,
+  ): Promise<Reactor> {
+    const { record } = current;
+    const key = await keys.current(principal.tenantId, "data");
+    const changes = {
+      name: input.name,
+      code: input.code,
+      applicationId: input.applicationId,
+      sealed: sealConfiguration(key, record.tenantId, record.id, input.configuration),
+      modifiedBy: principal.application.id,
+      modifiedAt: clock.now().toISOString(),
+    };
+    if (!(await store.update(principal.tenantId, record.id, changes, expectedVersion))) {
+      if ((await store.findById(principal.tenantId, record.id)) === undefined) {
+        throw AppError.notFound(`Reactor ${record.id}`);
+      }
+      throw new AppError("conflict", "The reactor was changed while this patch was applied; send it again.");
+    }
+    return {
+      ...record,
+      name: changes.name,
+      code: changes.code,
+      applicationId: changes.applicationId,
+      configuration: { ...input.configuration },
+      version: record.version + 1,
+      modifiedBy: changes.modifiedBy,
+      modifiedAt: changes.modifiedAt,
+    };
+  }
+
+  return {
+    async create(principal: Principal, input: ReactorInput): Promise<CreatedReactor> {
+      const { tenantId } = principal;
+      const { input: valid, application } = await checked(tenantId, input);
+      const now = clock.now();
+      const key = await keys.current(tenantId, "data");
+      const reactor: Reactor = {
+        id: uuidv7(now.getTime()),
+        tenantId,
+        name: valid.name,
+        code: valid.code,
+        configuration: { ...valid.configuration },
+        applicationId: valid.applicationId,
+        version: 1,
+        createdBy: principal.application.id,
+        createdAt: now.toISOString(),
+        modifiedBy: null,
+        modifiedAt: null,
+      };
+      await store.insert(reactor, sealConfiguration(key, tenantId, reactor.id, reactor.configuration));
+      return { reactor, application };
+    },
+
+    async get(principal: Principal, id: string): Promise<Reactor> {
+      return open(await findVisible(principal, id));
+    },
+
+    async list(
+      principal: Principal,
+      filter: { ids: readonly string[]; name?: string },
+      page: PageRequest,
+    ): Promise<Page<Reactor>> {
+      if (filter.name?.includes("\u0000")) {
+        throw AppError.validation({ name: ["must not contain NUL characters"] });
+      }
+      const { items, total } = await store.list(principal.tenantId, {
+        ids: filter.ids,
+        ...(filter.name !== undefined && { name: filter.name }),
+        offset: offsetOf(page),
+        limit: page.size,
+      });
+      return toPage(await Promise.all(items.map(open)), total, page);
+    },
+
+    /** PUT: a full replacement; an absent Application removes the one there was. */
+    async replace(principal: Principal, id: string, input: ReactorInput): Promise<Reactor> {
+      const current = await findVisible(principal, id);
+      const { input: valid } = await checked(principal.tenantId, input);
+      return write(principal, current, valid);
+    },
+
+    /**
+     * PATCH (RFC 7386). The patch is merged into the reactor as it was read and written only if no other update
+     * came in between; otherwise 409, and the client sends it again.
+     */
+    async patch(principal: Principal, id: string, patch: ReactorPatch): Promise<void> {
+      const stored = await findVisible(principal, id);
+      const current = await open(stored);
+      const merged: ReactorInput = {
+        name: patch.name ?? current.name,
+        code: patch.code ?? current.code,
+        configuration: patchedConfiguration(current.configuration, patch.configuration),
+        applicationId: patch.applicationId === undefined ? current.applicationId : patch.applicationId,
+      };
+      const { input: valid } = await checked(principal.tenantId, merged);
+      await write(principal, stored, valid, current.version);
+    },
+
+    async delete(principal: Principal, id: string): Promise<void> {
+      if (!(await store.delete(principal.tenantId, id))) throw AppError.notFound(`Reactor ${id}`);
+    },
+
+    /**
+     * For the invocation: the reactor with its configuration decrypted, or undefined when the tenant has no
+     * such reactor. No principal: the caller has already been authorised for `token:use`.
+     */
+    async loadRunnable(tenantId: string, id: string): Promise<RunnableReactor | undefined> {
+      const stored = await store.findById(tenantId, id);
+      if (stored === undefined) return undefined;
+      const reactor = await open(stored);
+      return {
+        id: reactor.id,
+        version: reactor.version,
+        code: reactor.code,
+        configuration: { ...reactor.configuration },
+        applicationId: reactor.applicationId,
+      };
+    },
+  };
+}
+
+export type ReactorService = ReturnType<typeof createReactorService>;
+
+/** RFC 7386 on the reactor as a document: `configuration: null` removes the member, which reads as empty. */
+function patchedConfiguration(
+  current: Readonly<Record<string, string>>,
+  patch: ReactorPatch["configuration"],
+): Readonly<Record<string, string>> {
+  if (patch === undefined) return current;
+  if (patch === null) return {};
+  return mergePatch(current, patch) as Record<string, string>;
+}
+
+/** What is wrong with reactor code: blank, unstorable, a syntax error or a module outside the allow-list. */
+function codeProblems(code: string): string[] {
+  const problem = textProblem(code);
+  if (problem !== undefined) return [problem];
+  const check = checkReactorCode(code);
+  return check.ok ? [] : check.problems.map(describeCodeProblem);
+}
+
+/** "Unexpected token ';' (line 1, column 11)": where in the code, as an editor counts (from 1). */
+function describeCodeProblem(problem: CodeProblem): string {
+  if (problem.line === undefined) return problem.message;
+  const where =
+    problem.column === undefined ? `line ${problem.line}` : `line ${problem.line}, column ${problem.column}`;
+  return `${problem.message} (${where})`;
+}
+
+function isExpired(application: Application, now: Date): boolean {
+  return application.expiresAt !== null && application.expiresAt <= now.toISOString();
+}
