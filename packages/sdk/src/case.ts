@@ -5,8 +5,8 @@ import type { Page, Pagination, Token } from "./types.js";
  * time by the functions below and at the type level by {@link Camelize}, which the public types are built with.
  *
  * Keys are renamed recursively through plain objects and arrays. The exception is user data: the values of a
- * token's `data`, `metadata` and `mask` (whose keys name fields of the data) belong to the caller and must reach
- * the server, and come back, byte for byte. Those key names are passed as `verbatim`, and their values are then
+ * token's `data`, `metadata` and `mask` (whose keys name fields of the data), and of a reactor's `configuration`,
+ * belong to the caller and must reach the server, and come back, byte for byte. Those key names are passed as `verbatim`, and their values are then
  * copied untouched. `verbatim` applies at the top level of the resource being converted (or of each resource in
  * an array), where user data sits, so that a page envelope's own `data` array (see {@link pageFromWire}) is not
  * mistaken for it. A leading underscore is kept (`_extras`), so that such keys stay apart from ordinary ones.
@@ -30,6 +30,10 @@ export type Camelize<T, Verbatim extends string = never> = T extends readonly (i
 /** The keys of a token whose values are the caller's, never renamed. */
 export const TOKEN_USER_DATA: ReadonlySet<string> = new Set(["data", "metadata", "mask"]);
 export type TokenUserData = "data" | "metadata" | "mask";
+
+/** A reactor's configuration names are the caller's, like a token's metadata keys. */
+export const REACTOR_USER_DATA: ReadonlySet<string> = new Set(["configuration"]);
+export type ReactorUserData = "configuration";
 
 type Rename = (key: string) => string;
 

@@ -1,5 +1,6 @@
 import { Applications } from "./applications.js";
 import { Transport, type Fetch } from "./http.js";
+import { Reactors } from "./reactors.js";
 import { Tenants } from "./tenants.js";
 import { detokenize, tokenize } from "./tokenize.js";
 import { Tokens } from "./tokens.js";
@@ -42,6 +43,8 @@ export interface TesseraClientOptions {
 export class TesseraClient {
   /** Applications and their API keys. */
   readonly applications: Applications;
+  /** Reactors: code stored in the vault, and its configuration. */
+  readonly reactors: Reactors;
   /** The caller's tenant, and new tenants. */
   readonly tenants: Tenants;
   /** Tokens one at a time, lists and search. */
@@ -51,6 +54,7 @@ export class TesseraClient {
   constructor(options: TesseraClientOptions) {
     this.#transport = new Transport(options);
     this.applications = new Applications(this.#transport);
+    this.reactors = new Reactors(this.#transport);
     this.tenants = new Tenants(this.#transport);
     this.tokens = new Tokens(this.#transport);
   }

@@ -1,4 +1,4 @@
-import type { Camelize, TokenUserData } from "./case.js";
+import type { Camelize, ReactorUserData, TokenUserData } from "./case.js";
 import type { paths } from "./generated/openapi.js";
 
 /**
@@ -120,6 +120,47 @@ export type SearchAllTokensInput = Omit<SearchTokensInput, "page">;
 /** For iterating over every page of a list. */
 export type ListAllTokensInput = Omit<ListTokensInput, "page">;
 export type ListAllApplicationsInput = Omit<ListApplicationsInput, "page">;
+export type ListAllReactorsInput = Omit<ListReactorsInput, "page">;
+
+/**
+ * A reactor. `configuration` keeps its names exactly as written; `applicationId` names the Application that `svc`
+ * acts as, when there is one.
+ */
+export type Reactor = Camelize<ResponseOf<"/reactors/{id}", "get", 200>, ReactorUserData>;
+
+/** A new reactor as create answers it: with its Application (without key) when it has one. */
+export type CreatedReactor = Camelize<ResponseOf<"/reactors", "post", 201>, ReactorUserData>;
+
+/**
+ * `configuration` may be left out (an empty map); `application` is `{ id }` of a public or private Application of
+ * the tenant. The code is compiled on the server: a syntax error or a module outside the allow-list is a 400.
+ */
+export type CreateReactorInput = Camelize<RequestOf<"/reactors", "post">, ReactorUserData>;
+
+/** A full replacement: an absent `configuration` becomes empty, an absent `application` is removed. */
+export type UpdateReactorInput = Camelize<RequestOf<"/reactors/{id}", "put">, ReactorUserData>;
+
+/**
+ * A JSON merge patch (RFC 7386): only the members given change. `configuration` is merged name by name, a `null`
+ * value removing that name; `application: null` removes the Application.
+ */
+export type PatchReactorInput = Camelize<RequestOf<"/reactors/{id}", "patch">, ReactorUserData>;
+
+type ListReactorsQuery = QueryOf<"/reactors", "get">;
+
+export interface ListReactorsInput {
+  /** Only these reactors (at most 100); sent as repeated `id` query parameters. */
+  ids?: ListReactorsQuery["id"];
+  /**
+   * Case-insensitive: names containing this text, or, when it holds a `*`, names matching it as a whole with each
+   * `*` standing for any run of characters (`"stripe*"`).
+   */
+  name?: ListReactorsQuery["name"];
+  /** From 1; default 1. A page past the end is empty, not an error. */
+  page?: ListReactorsQuery["page"];
+  /** 1–100; default 20. */
+  size?: ListReactorsQuery["size"];
+}
 
 /** A token request inside a tokenize body: an object whose string `type` marks it as one. */
 export type TokenizeRequest = CreateTokenInput & { type: TokenType };

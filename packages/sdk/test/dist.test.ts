@@ -177,6 +177,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
     expect(out).toEqual({
       exports: [
         "Applications",
+        "Reactors",
         "SDK_VERSION",
         "Tenants",
         "TesseraAuthenticationError",

@@ -7,7 +7,9 @@ import type {
   CreateTokenInput,
   ListTokensInput,
   Page,
+  PatchReactorInput,
   Permission,
+  Reactor,
   Token,
   TokenPermission,
   TokenType,
@@ -59,6 +61,14 @@ describe("public types derived from the generated wire types", () => {
       pageSize: number;
       totalPages: number;
     }>();
+  });
+
+  it("gives Reactor its configuration as written and an optional applicationId", () => {
+    expectTypeOf<Reactor["configuration"]>().toEqualTypeOf<{ [key: string]: string }>();
+    expectTypeOf<Reactor["applicationId"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Reactor>().not.toHaveProperty("application");
+    expectTypeOf<{ a: null; b: string }>().toExtend<NonNullable<PatchReactorInput["configuration"]>>();
+    expectTypeOf<null>().toExtend<PatchReactorInput["application"]>();
   });
 
   it("accepts a Date for timestamps of inputs, and null in a merge patch", () => {

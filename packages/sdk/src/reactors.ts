@@ -1,0 +1,147 @@
+import { REACTOR_USER_DATA, fromWire, pageFromWire, toWire } from "./case.js";
+import type { Transport } from "./http.js";
+import { appendPage, itemsOfEveryPage } from "./paging.js";
+import type {
+  CreateReactorInput,
+  CreatedReactor,
+  ListAllReactorsInput,
+  ListReactorsInput,
+  Page,
+  PatchReactorInput,
+  Reactor,
+  UpdateReactorInput,
+} from "./types.js";
+
+const MERGE_PATCH = "application/merge-patch+json";
+
+/**
+ * The Reactors API: JavaScript stored in the vault and run there. Needs a management key holding the matching
+ * `reactor:*` permission. Configuration names and values are sent and returned exactly as written. Reached as
+ * `client.reactors`.
+ *
+ * @example
+ * const reactor = await client.reactors.create({
+ *   name: "charge",
+ *   code: "module.exports = async ({ args, configuration }) => ({ raw: { ok: true } });",
+ *   configuration: { STRIPE_KEY: "sk_test_123" },
+ * });
+ */
+export class Reactors {
+  readonly #transport: Transport;
+
+  /** @internal Built by {@link TesseraClient}. */
+  constructor(transport: Transport) {
+    this.#transport = transport;
+  }
+
+  /**
+   * Creates a reactor. The code is compiled on the server, so a syntax error (with its line and column) or a
+   * module outside the allow-list is a {@link TesseraValidationError}. The answer includes the Application, if
+   * one was given, without its key.
+   *
+   * @example
+   * const { id, application } = await client.reactors.create({
+   *   name: "card to processor",
+   *   code: `module.exports = async ({ args, configuration, svc }) => ({ raw: { last4: args.card.slice(-4) } });`,
+   *   configuration: { PROCESSOR_URL: "https://api.processor.example" },
+   *   application: { id: privateApp.id },
+   * });
+   */
+  async create(input: CreateReactorInput): Promise<CreatedReactor> {
+    const body = await this.#transport.send({
+      method: "POST",
+      path: "/reactors",
+      body: toWire(input, REACTOR_USER_DATA),
+    });
+    return fromWire<CreatedReactor>(body, REACTOR_USER_DATA);
+  }
+
+  /**
+   * Gets one reactor, configuration decrypted. A reactor of another tenant answers 404, exactly like a missing one.
+   *
+   * @example
+   * const { code, configuration, applicationId } = await client.reactors.get(id);
+   */
+  async get(id: string): Promise<Reactor> {
+    const body = await this.#transport.send({ method: "GET", path: pathOf(id) });
+    return fromWire<Reactor>(body, REACTOR_USER_DATA);
+  }
+
+  /**
+   * Lists the tenant's reactors a page at a time, oldest first.
+   *
+   * @example
+   * const { pagination, data } = await client.reactors.list({ name: "stripe*", size: 50 });
+   */
+  async list(input: ListReactorsInput = {}): Promise<Page<Reactor>> {
+    const query = new URLSearchParams();
+    for (const id of input.ids ?? []) query.append("id", id);
+    if (input.name !== undefined) query.set("name", input.name);
+    appendPage(query, input);
+    const body = await this.#transport.send({ method: "GET", path: "/reactors", query });
+    return pageFromWire<Reactor>(body, REACTOR_USER_DATA);
+  }
+
+  /**
+   * Every reactor {@link list} would return, page after page, fetched lazily as the loop advances.
+   *
+   * @example
+   * for await (const reactor of client.reactors.listAll({ name: "refund", size: 100 })) {
+   *   console.log(reactor.id, reactor.name);
+   * }
+   */
+  listAll(input: ListAllReactorsInput = {}): AsyncIterable<Reactor> {
+    return itemsOfEveryPage((page) => this.list({ ...input, page }));
+  }
+
+  /**
+   * Replaces a reactor (PUT): name, code, configuration and Application all at once; an omitted configuration
+   * becomes empty and an omitted Application is removed.
+   *
+   * @example
+   * const reactor = await client.reactors.update(id, {
+   *   name: "charge v2",
+   *   code: "module.exports = async () => ({ raw: { version: 2 } });",
+   *   configuration: { STRIPE_KEY: "sk_test_456" },
+   * });
+   */
+  async update(id: string, input: UpdateReactorInput): Promise<Reactor> {
+    const body = await this.#transport.send({
+      method: "PUT",
+      path: pathOf(id),
+      body: toWire(input, REACTOR_USER_DATA),
+    });
+    return fromWire<Reactor>(body, REACTOR_USER_DATA);
+  }
+
+  /**
+   * Changes a reactor with a JSON merge patch (RFC 7386), sent as `application/merge-patch+json`: only the members
+   * given change; a `null` configuration value removes that name, and `application: null` the Application. The
+   * server answers with no body. Never retried: HTTP does not count PATCH as idempotent.
+   *
+   * @example
+   * await client.reactors.patch(id, { configuration: { STRIPE_KEY: "sk_live_789", LEGACY_FLAG: null } });
+   */
+  async patch(id: string, patch: PatchReactorInput): Promise<void> {
+    await this.#transport.send({
+      method: "PATCH",
+      path: pathOf(id),
+      body: toWire(patch, REACTOR_USER_DATA),
+      contentType: MERGE_PATCH,
+    });
+  }
+
+  /**
+   * Deletes a reactor; a second delete is a 404.
+   *
+   * @example
+   * await client.reactors.delete(id);
+   */
+  async delete(id: string): Promise<void> {
+    await this.#transport.send({ method: "DELETE", path: pathOf(id) });
+  }
+}
+
+function pathOf(id: string): string {
+  return `/reactors/${encodeURIComponent(id)}`;
+}
