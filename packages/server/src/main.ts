@@ -8,6 +8,7 @@ import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
+import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
 import { openStore, type Store } from "./storage/database.js";
@@ -21,6 +22,7 @@ export interface Vault {
   readonly store: Store;
   readonly applications: ApplicationService;
   readonly reactors: ReactorService;
+  readonly reactorRuntime: ReactorRuntime;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly keys: KeyRotation;
@@ -62,7 +64,20 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     });
     const reactors = createReactorService({ db: store.db, keys: tenantKeys, clock });
     const keys = createKeyRotation({ store, keyring, clock });
-    return { store, applications, reactors, tenants, tokens, keys, close: () => store.close() };
+    const reactorRuntime = createReactorRuntime(config.reactors);
+    return {
+      store,
+      applications,
+      reactors,
+      reactorRuntime,
+      tenants,
+      tokens,
+      keys,
+      close: async () => {
+        await reactorRuntime.close();
+        await store.close();
+      },
+    };
   } catch (error) {
     await store.close();
     throw error;
@@ -104,6 +119,7 @@ export function buildVaultApp(vault: Vault, config: Config, log: Logger | false)
   return buildApp({
     applications: vault.applications,
     reactors: vault.reactors,
+    reactorRuntime: vault.reactorRuntime,
     tenants: vault.tenants,
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },

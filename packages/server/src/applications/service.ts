@@ -56,6 +56,13 @@ export function createApplicationService({ db, reads, clock }: ApplicationServic
       return { tenantId: application.tenantId, application };
     },
 
+    /** An Application as it is now, as a principal: for credentials the server issues itself (reactors' svc). */
+    async principalById(tenantId: string, id: string): Promise<Principal | undefined> {
+      const application = await store.findById(tenantId, id);
+      if (application === undefined || isExpired(application, clock.now())) return undefined;
+      return { tenantId, application };
+    },
+
     async create(principal: Principal, input: CreateApplicationInput): Promise<IssuedApplication> {
       const now = clock.now();
       const parsed = input.expiresAt === undefined ? undefined : parseTimestamp(input.expiresAt);

@@ -6,17 +6,9 @@ import type { InternalCredentials } from "./internal-credentials.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
 import type { ThrownByReactor } from "./sandbox/frames.js";
 import type { ReactorRuntime } from "./runtime.js";
+import type { RunnableReactor } from "./types.js";
 import { PoolExhaustedError } from "./sandbox/pool.js";
 import { ReactorLoadError, WorkerStartError } from "./sandbox/worker.js";
-
-/** What an invocation needs of a stored reactor, configuration decrypted. */
-export interface RunnableReactor {
-  readonly id: string;
-  readonly version: number;
-  readonly code: string;
-  readonly configuration: Record<string, string>;
-  readonly applicationId: string | null;
-}
 
 export interface ReactorInvocationDeps {
   readonly runtime: ReactorRuntime;

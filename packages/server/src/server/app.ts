@@ -5,7 +5,12 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
+import { injectFetch } from "../reactors/inject-fetch.js";
+import { createInternalCredentials } from "../reactors/internal-credentials.js";
+import { createReactorInvocation } from "../reactors/invoke.js";
+import { reactRoutes } from "../reactors/react-routes.js";
 import { reactorRoutes } from "../reactors/routes.js";
+import type { ReactorRuntime } from "../reactors/runtime.js";
 import type { ReactorService } from "../reactors/service.js";
 import { tenantRoutes } from "../tenants/routes.js";
 import type { TenantService } from "../tenants/service.js";
@@ -19,6 +24,8 @@ import { createAjv } from "./validation.js";
 export interface AppDeps {
   readonly applications: ApplicationService;
   readonly reactors: ReactorService;
+  /** The reactor worker pool (reactors/runtime.ts); started on the first invocation. */
+  readonly reactorRuntime: ReactorRuntime;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly readiness: Readiness;
@@ -108,9 +115,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps.readiness));
 
   await app.register(async (api) => {
-    registerAuth(api, deps.applications);
+    // Reactors' svc calls come back in through the API as the reactor's Application (reactors/invoke.ts).
+    const credentials = createInternalCredentials((tenantId, id) =>
+      deps.applications.principalById(tenantId, id),
+    );
+    registerAuth(api, credentials.authenticator(deps.applications));
     await api.register(applicationRoutes(deps.applications));
     await api.register(reactorRoutes(deps.reactors));
+    await api.register(
+      reactRoutes(
+        createReactorInvocation({
+          runtime: deps.reactorRuntime,
+          tokens: deps.tokens,
+          credentials,
+          fetch: injectFetch(app),
+          loadReactor: (tenantId, id) => deps.reactors.loadRunnable(tenantId, id),
+        }),
+      ),
+    );
     await api.register(tenantRoutes(deps.tenants));
     await api.register(tokenRoutes(deps.tokens));
   });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
 import type { Principal } from "../applications/types.js";
+import type { ReactorRuntime } from "../reactors/runtime.js";
 import type { ReactorService } from "../reactors/service.js";
 import type { TenantService } from "../tenants/service.js";
 import type { TokenService } from "../tokens/service.js";
@@ -137,6 +138,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "PUT /reactors/{id}",
         "PATCH /reactors/{id}",
         "DELETE /reactors/{id}",
+        "POST /reactors/{id}/react",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
@@ -162,6 +164,7 @@ describe("an unexpected failure", () => {
     const app = await buildApp({
       applications,
       reactors: {} as ReactorService,
+      reactorRuntime: {} as ReactorRuntime,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
       readiness: { check: () => Promise.reject(new Error("down")) },

@@ -1,0 +1,213 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+
+const CARD = "4242424242424242";
+
+describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
+  let server: TestServer;
+  /** Uses and reads /pci/ revealed; nothing on /pii/. */
+  let caller: string;
+  let callerId: string;
+  /** Holds token:read only: may not invoke reactors. */
+  let reader: string;
+  /** The reactors' own Application: reads everything masked, creates anywhere. */
+  let reactorApp: { id: string };
+  let card: { id: string };
+  let bank: { id: string };
+  let ssn: { id: string };
+
+  async function application(body: unknown): Promise<{ id: string; key: string }> {
+    const response = await server.request("POST", "/applications", { body });
+    expect(response.status, response.text).toBe(201);
+    return response.body;
+  }
+
+  async function token(body: unknown): Promise<{ id: string }> {
+    const response = await server.request("POST", "/tokens", { key: caller, body });
+    expect(response.status, response.text).toBe(201);
+    return response.body;
+  }
+
+  async function reactor(code: string, withApplication = true): Promise<string> {
+    const response = await server.request("POST", "/reactors", {
+      body: {
+        name: "reactor under test",
+        code,
+        configuration: { region: "eu", secret_api_key: "sk_test_123" },
+        ...(withApplication && { application: { id: reactorApp.id } }),
+      },
+    });
+    expect(response.status, response.text).toBe(201);
+    return response.body.id as string;
+  }
+
+  const react = (id: string, body: unknown, key = caller) =>
+    server.request("POST", `/reactors/${id}/react`, { key, body });
+
+  beforeAll(async () => {
+    server = await startTestServer({ TESSERA_REACTOR_TIMEOUT_MS: "1500" });
+    const callerApp = await application({
+      name: "caller",
+      type: "private",
+      rules: [
+        {
+          priority: 1,
+          container: "/pci/",
+          transform: "reveal",
+          permissions: ["token:use", "token:create", "token:read"],
+        },
+        { priority: 2, container: "/pii/", transform: "reveal", permissions: ["token:create"] },
+      ],
+    });
+    caller = callerApp.key;
+    callerId = callerApp.id;
+    reader = (await application({ name: "reader", type: "private", permissions: ["token:read"] })).key;
+    reactorApp = await application({
+      name: "reactor identity",
+      type: "private",
+      rules: [
+        { priority: 1, container: "/", transform: "mask", permissions: ["token:read", "token:create"] },
+      ],
+    });
+    card = await token({ type: "card_number", data: CARD, containers: ["/pci/"] });
+    bank = await token({
+      type: "token",
+      data: { routing_number: "110000000", account_number: "000123456789" },
+      containers: ["/pci/bank/"],
+    });
+    ssn = await token({ type: "social_security_number", data: "123-45-6789", containers: ["/pii/"] });
+  });
+  afterAll(() => server?.close());
+
+  it("runs the code with detokenized args (whole, interpolated, complex, nested) and its configuration", async () => {
+    const id = await reactor(
+      "module.exports = async ({ args, configuration }) => ({ raw: { args, configuration } });",
+    );
+    const response = await react(id, {
+      args: {
+        card: `{{ ${card.id} }}`,
+        sentence: `charge {{${card.id}}} now`,
+        nested: [{ bank: `{{ ${bank.id} }}`, plain: 7 }],
+      },
+    });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toEqual({
+      raw: {
+        args: {
+          card: CARD,
+          sentence: `charge ${CARD} now`,
+          nested: [{ bank: { routing_number: "110000000", account_number: "000123456789" }, plain: 7 }],
+        },
+        configuration: { region: "eu", secret_api_key: "sk_test_123" },
+      },
+    });
+  });
+
+  it("tokenizes the reactor's tokenize output as its Application, and gives svc that Application's view", async () => {
+    const id = await reactor(`module.exports = async ({ args, svc }) => {
+      const seen = await svc.tokens.get(args.cardId);
+      return { raw: { seen: seen.data }, tokenize: { copy: { type: "token", data: args.card, containers: ["/pci/"] } } };
+    };`);
+    const response = await react(id, { args: { card: `{{ ${card.id} }}`, cardId: card.id } });
+    expect(response.status, response.text).toBe(200);
+    // The reactor's Application reads cards masked, whatever the caller may see.
+    expect(response.body.raw).toEqual({ seen: "XXXXXXXXXXXX4242" });
+    const copy = response.body.tokens.copy;
+    expect(copy).toMatchObject({ type: "token", containers: ["/pci/"], created_by: reactorApp.id });
+    const stored = await server.request("GET", `/tokens/${copy.id}`, { key: caller });
+    expect(stored.body.data).toBe(CARD);
+  });
+
+  it("gives svc = null to a reactor without an Application, and tokenizes its output as the caller", async () => {
+    const id = await reactor(
+      `module.exports = async ({ svc }) =>
+        ({ raw: { svc }, tokenize: { t: { type: "token", data: "x", containers: ["/pci/"] } } });`,
+      false,
+    );
+    const response = await react(id, {});
+    expect(response.status, response.text).toBe(200);
+    expect(response.body.raw).toEqual({ svc: null });
+    expect(response.body.tokens.t.created_by).toBe(callerId);
+  });
+
+  it("answers what reactor errors choose, with host paths scrubbed", async () => {
+    const id = await reactor(`
+      const { BadRequestError, RateLimitError, CustomHttpResponseError } = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
+      module.exports = async ({ args }) => {
+        if (args.kind === "bad") throw new BadRequestError({ card: ["expired"] });
+        if (args.kind === "rate") throw new RateLimitError("slow down");
+        if (args.kind === "custom") throw new CustomHttpResponseError({ status: 418, headers: { "X-Reactor": "teapot", "Content-Length": "1" }, body: { brewing: true } });
+        if (args.kind === "object") throw { status: 402, message: "not a reactor error class" };
+        throw new Error("failed reading /opt/tessera/node_modules/x.js and file:///srv/app/harness.js");
+      };`);
+    expectProblem(await react(id, { args: { kind: "bad" } }), 400, {
+      code: "reactor-error",
+      detail: /^Bad Request$/,
+      errors: { card: ["expired"] },
+    });
+    expectProblem(await react(id, { args: { kind: "rate" } }), 429, {
+      code: "reactor-error",
+      errors: { error: ["slow down"] },
+    });
+    const custom = await react(id, { args: { kind: "custom" } });
+    expect(custom.status).toBe(418);
+    expect(custom.headers.get("x-reactor")).toBe("teapot");
+    expect(custom.body).toEqual({ brewing: true });
+    // Only the error classes choose a status: anything else thrown is a 500.
+    expectProblem(await react(id, { args: { kind: "object" } }), 500, {
+      code: "reactor-error",
+      detail: /^Reactor Runtime Error$/,
+      errors: { error: ["not a reactor error class"] },
+    });
+    const plain = await react(id, { args: { kind: "error" } });
+    expectProblem(plain, 500, {
+      code: "reactor-error",
+      errors: { error: ["failed reading <internal> and <internal>"] },
+    });
+  });
+
+  it("answers 504 when the code runs past the timeout, while other requests are served", async () => {
+    const id = await reactor("module.exports = async () => { while (true) {} };");
+    const spinning = react(id, {});
+    const meanwhile = await server.request("GET", `/tokens/${card.id}`, { key: caller });
+    expect(meanwhile.status).toBe(200);
+    expectProblem(await spinning, 504, { code: "reactor-timeout", detail: /within 1500 ms/ });
+  });
+
+  it("refuses tokens the caller may not use, unknown tokens, too many tokens and callers without token:use", async () => {
+    const id = await reactor("module.exports = async ({ args }) => ({ raw: args });");
+    expectProblem(await react(id, { args: { ssn: `{{ ${ssn.id} }}` } }), 403, {
+      code: "forbidden",
+      detail: new RegExp(`may not use token ${ssn.id}`),
+    });
+    const unknown = "0190f0a0-0000-7000-8000-000000000000";
+    expectProblem(await react(id, { args: { x: `{{ ${unknown} }}` } }), 400, {
+      errors: { body: [`token ${unknown} does not exist`] },
+    });
+    const many = Array.from(
+      { length: 101 },
+      (_, i) => `{{ 0190f0a0-0000-7000-8000-${String(i).padStart(12, "0")} }}`,
+    );
+    expectProblem(await react(id, { args: { many } }), 400, {
+      errors: { body: ["may reference at most 100 tokens"] },
+    });
+    expectProblem(await react(id, { args: {} }, reader), 403, { detail: /lacks the permission token:use/ });
+    // The prefix of the credentials the server issues to itself buys nothing without one actually issued.
+    expectProblem(await react(id, { args: {} }, `tsi_${"A".repeat(43)}`), 401, { code: "unauthenticated" });
+    expectProblem(await react(id, { args: {}, callbackUrl: "https://example.com" }), 400, {
+      code: "validation-failed",
+    });
+  });
+
+  it("answers 404 for a missing reactor and for another tenant's", async () => {
+    const other = await server.request("POST", "/tenants", { body: { name: "other tenant" } });
+    expect(other.status, other.text).toBe(201);
+    const theirs = await server.request("POST", "/reactors", {
+      key: other.body.application.key,
+      body: { name: "theirs", code: "module.exports = async () => ({ raw: 'theirs' });", configuration: {} },
+    });
+    expect(theirs.status, theirs.text).toBe(201);
+    expectProblem(await react(theirs.body.id, {}), 404, { code: "not-found" });
+    expectProblem(await react("0190f0a0-0000-7000-8000-000000000001", {}), 404, { code: "not-found" });
+  });
+});
