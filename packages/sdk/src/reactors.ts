@@ -132,6 +132,28 @@ export class Reactors {
   }
 
   /**
+   * Invokes a reactor (`POST /reactors/{id}/react`, permission `token:use`): `{{ <token id> }}` expressions anywhere
+   * in `args` are replaced by token data on the server, and the code runs there with it; neither the data nor the
+   * reactor's configuration reaches this client. `args` and the result (`raw`, and `tokens` created from the
+   * reactor's `tokenize` output, in wire form) are the caller's and the reactor's own JSON: sent and returned
+   * without renaming. Never retried: a reactor may have side effects (a charge).
+   *
+   * @example
+   * const { raw } = await client.reactors.react(reactorId, { args: { card: `{{ ${cardTokenId} }}`, amount: 1299 } });
+   */
+  async react<Raw = unknown, Tokens = unknown>(
+    id: string,
+    input: { args?: unknown } = {},
+  ): Promise<{ raw?: Raw; tokens?: Tokens }> {
+    const body = await this.#transport.send({
+      method: "POST",
+      path: `${pathOf(id)}/react`,
+      body: input.args === undefined ? {} : { args: input.args },
+    });
+    return body as { raw?: Raw; tokens?: Tokens };
+  }
+
+  /**
    * Deletes a reactor; a second delete is a 404.
    *
    * @example

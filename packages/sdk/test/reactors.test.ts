@@ -160,4 +160,37 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors against the real server", () => {
     const reader = new TesseraClient({ baseUrl: server.url, apiKey: privateApp.key });
     await rejectionOf(reader.reactors.list(), TesseraForbiddenError);
   });
+
+  it("react sends args untouched, returns raw and tokens as the reactor made them, and is never retried", async () => {
+    const caller = await admin.applications.create({
+      name: "caller",
+      type: "private",
+      rules: [
+        { priority: 1, container: "/", transform: "reveal", permissions: ["token:use", "token:create"] },
+      ],
+    });
+    const client = new TesseraClient({
+      baseUrl: server.url,
+      apiKey: caller.key,
+      fetch: recordingFetch(sent),
+    });
+    const card = await client.tokens.create({ type: "card_number", data: "4242424242424242" });
+    const { id } = await admin.reactors.create({
+      name: "echo",
+      code: `module.exports = async ({ args }) => ({
+        raw: { last_four: args.card_number.slice(-4), amount_cents: args.amount_cents },
+        tokenize: { copy_of_card: { type: "token", data: args.card_number } },
+      });`,
+    });
+    const result = await client.reactors.react<{ last_four: string; amount_cents: number }>(id, {
+      args: { card_number: `{{ ${card.id} }}`, amount_cents: 1299 },
+    });
+    expect(lastSent()).toMatchObject({ method: "POST", url: `${server.url}/reactors/${id}/react` });
+    expect(wireBody()).toEqual({ args: { card_number: `{{ ${card.id} }}`, amount_cents: 1299 } });
+    expect(result.raw).toEqual({ last_four: "4242", amount_cents: 1299 });
+    expect(result.tokens).toMatchObject({ copy_of_card: { type: "token", created_by: caller.id } });
+
+    const forbidden = await rejectionOf(admin.reactors.react(id), TesseraForbiddenError);
+    expect(forbidden.detail).toMatch(/token:use/);
+  });
 });
