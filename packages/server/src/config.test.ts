@@ -78,6 +78,11 @@ describe("loadConfig", () => {
       maxWorkers: 32,
       heapMiB: 128,
       rssMiB: 384,
+      modules: [
+        { name: "axios", version: "1.21.1" },
+        { name: "node-fetch", version: "2.7.0" },
+        { name: "uuid", version: "11.1.1" },
+      ],
     });
     const config = loadConfig(
       {
@@ -87,6 +92,7 @@ describe("loadConfig", () => {
         TESSERA_REACTOR_MAX_WORKERS: "4",
         TESSERA_REACTOR_HEAP_MB: "64",
         TESSERA_REACTOR_RSS_MB: "200",
+        TESSERA_REACTOR_MODULES: " uuid , lodash@4.17.21,@scope/pkg@1.0.0-rc.1",
       },
       "/srv",
     );
@@ -97,10 +103,27 @@ describe("loadConfig", () => {
       maxWorkers: 4,
       heapMiB: 64,
       rssMiB: 200,
+      modules: [
+        { name: "uuid", version: "11.1.1" },
+        { name: "lodash", version: "4.17.21" },
+        { name: "@scope/pkg", version: "1.0.0-rc.1" },
+      ],
     });
+    expect(loadConfig({ TESSERA_REACTOR_MODULES: "none" }, "/srv").reactors.modules).toEqual([]);
     expect(problemsOf({ TESSERA_REACTOR_TIMEOUT_MS: "10", TESSERA_REACTOR_MAX_WORKERS: "0" })).toEqual([
       "TESSERA_REACTOR_TIMEOUT_MS must be an integer from 100 to 210000",
       "TESSERA_REACTOR_MAX_WORKERS must be an integer from 1 to 1000",
+    ]);
+    expect(
+      problemsOf({
+        TESSERA_REACTOR_MODULES: "lodash,uuid@^11.0.0,Bad Name@1.0.0,crypto@1.0.0,uuid,uuid@11.0.0",
+      }),
+    ).toEqual([
+      "TESSERA_REACTOR_MODULES: 'lodash' needs an exact version (lodash@1.2.3); only axios, node-fetch, uuid have a default",
+      "TESSERA_REACTOR_MODULES: 'uuid@^11.0.0' needs an exact version such as 1.2.3",
+      "TESSERA_REACTOR_MODULES: 'Bad Name@1.0.0' is not an npm package name",
+      "TESSERA_REACTOR_MODULES: 'crypto@1.0.0' would shadow a module reactors already have",
+      "TESSERA_REACTOR_MODULES: 'uuid@11.0.0' is listed twice",
     ]);
   });
 

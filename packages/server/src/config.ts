@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { parseReactorModules, type NpmModule } from "./reactors/sandbox/modules.js";
 
 export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
 
@@ -31,6 +32,8 @@ export interface ReactorConfig {
   readonly maxWorkers: number;
   readonly heapMiB: number;
   readonly rssMiB: number;
+  /** The npm packages reactor code may require, at exact versions cached at install (TESSERA_REACTOR_MODULES). */
+  readonly modules: readonly NpmModule[];
 }
 
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
@@ -108,6 +111,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ),
     heapMiB: parseInteger(env.TESSERA_REACTOR_HEAP_MB, 128, 16, 4_096, "TESSERA_REACTOR_HEAP_MB", problems),
     rssMiB: parseInteger(env.TESSERA_REACTOR_RSS_MB, 384, 64, 8_192, "TESSERA_REACTOR_RSS_MB", problems),
+    modules: Object.freeze(parseReactorModules(env.TESSERA_REACTOR_MODULES, problems)),
   };
 
   if (problems.length > 0 || masterKey === undefined || database === undefined) {

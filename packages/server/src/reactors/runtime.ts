@@ -29,7 +29,8 @@ export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
   const started = () =>
     (pool ??= new ReactorPool({
       limits: workerLimits({
-        denoDir: config.dir,
+        dir: config.dir,
+        modules: config.modules,
         egress: config.egress,
         heapMiB: config.heapMiB,
         rssMiB: config.rssMiB,

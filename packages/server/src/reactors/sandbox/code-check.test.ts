@@ -16,8 +16,8 @@ describe("checkReactorCode", () => {
     ],
     ["module.exports = async () => {", { message: "Unexpected end of input", line: 1 }],
     [
-      "const a = 1;\nconst b = require('axios');",
-      { message: "'axios' is not an allowed module", line: 2, column: 11 },
+      "const a = 1;\nconst b = require('lodash');",
+      { message: "'lodash' is not an allowed module", line: 2, column: 11 },
     ],
     ["require(`child_process`)", { message: "'child_process' is not an allowed module", line: 1, column: 1 }],
   ])("refuses %j with its position", (code, problem) => {
@@ -31,6 +31,23 @@ describe("checkReactorCode", () => {
     expect(checkReactorCode(code)).toEqual({
       ok: true,
       modules: ["@basis-theory/basis-theory-reactor-formulas-sdk-js", "crypto", "node:zlib"],
+    });
+  });
+
+  it("allows the server's npm packages, by name and only those", () => {
+    const code = `const axios = require("axios"); const { v4 } = require('uuid');
+      module.exports = async () => ({ raw: v4() });`;
+    expect(checkReactorCode(code)).toEqual({ ok: true, modules: ["axios", "uuid"] });
+    expect(checkReactorCode(code, [{ name: "uuid", version: "11.1.1" }])).toEqual({
+      ok: false,
+      problems: [{ message: "'axios' is not an allowed module", line: 1, column: 15 }],
+    });
+    expect(checkReactorCode("require('uuid@11.1.1'); require('npm:uuid');")).toEqual({
+      ok: false,
+      problems: [
+        { message: "'uuid@11.1.1' is not an allowed module", line: 1, column: 1 },
+        { message: "'npm:uuid' is not an allowed module", line: 1, column: 25 },
+      ],
     });
   });
 

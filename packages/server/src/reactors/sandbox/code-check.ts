@@ -1,30 +1,5 @@
 import vm from "node:vm";
-
-/** Modules reactor code may `require`: Node built-ins Deno provides, and the reactor error classes. */
-export const BUILTIN_MODULES = [
-  "buffer",
-  "crypto",
-  "events",
-  "http",
-  "https",
-  "querystring",
-  "stream",
-  "url",
-  "util",
-  "zlib",
-] as const;
-
-/** Our error classes, also under the name Basis Theory reactors already use (wire-format.md §7). */
-export const ERROR_MODULES = [
-  "@tessera/reactor",
-  "@basis-theory/basis-theory-reactor-formulas-sdk-js",
-] as const;
-
-const ALLOWED = new Set<string>([
-  ...BUILTIN_MODULES,
-  ...BUILTIN_MODULES.map((m) => `node:${m}`),
-  ...ERROR_MODULES,
-]);
+import { BUILTIN_MODULES, DEFAULT_MODULES, ERROR_MODULES, type NpmModule } from "./modules.js";
 
 /** The CommonJS shim's parameters; harness.js compiles the code as the body of a function taking them. */
 const SHIM_PARAMETERS = [
@@ -49,12 +24,24 @@ export type CodeCheck = { ok: true; modules: string[] } | { ok: false; problems:
 // `require("x")` with a literal name; anything else cannot be resolved ahead of time and fails at run time.
 const REQUIRE = /\brequire\s*\(\s*(["'`])([^"'`\n]+)\1\s*\)/g;
 
+/** Every name `require` serves: the built-ins (also as `node:…`), the error classes and the npm packages. */
+function allowedNames(packages: readonly NpmModule[]): Set<string> {
+  return new Set<string>([
+    ...BUILTIN_MODULES,
+    ...BUILTIN_MODULES.map((m) => `node:${m}`),
+    ...ERROR_MODULES,
+    ...packages.map((m) => m.name),
+  ]);
+}
+
 /**
  * Compiles reactor code as the harness will, the body of a function (V8 only parses it; nothing runs), and lists
  * the modules it requires so that the worker loads them before the code runs (`require` is synchronous; Deno's
  * module loading is not). A body is parsed on its own, so code cannot close the function early and escape it.
+ * `packages` are the npm packages the server offers (TESSERA_REACTOR_MODULES).
  */
-export function checkReactorCode(code: string): CodeCheck {
+export function checkReactorCode(code: string, packages: readonly NpmModule[] = DEFAULT_MODULES): CodeCheck {
+  const allowed = allowedNames(packages);
   try {
     vm.compileFunction(code, SHIM_PARAMETERS, { filename: "reactor.js" });
   } catch (error) {
@@ -64,7 +51,7 @@ export function checkReactorCode(code: string): CodeCheck {
   const problems: CodeProblem[] = [];
   for (const match of code.matchAll(REQUIRE)) {
     const name = match[2]!;
-    if (ALLOWED.has(name)) modules.add(name);
+    if (allowed.has(name)) modules.add(name);
     else problems.push({ message: `'${name}' is not an allowed module`, ...position(code, match.index) });
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, modules: [...modules].sort() };

@@ -23,7 +23,13 @@ export type WorkerFrame =
   | { t: "result"; invocation: number; ok: false; error: ThrownByReactor };
 
 export type HostFrame =
-  | { t: "load"; code: string; modules: readonly string[] }
+  | {
+      t: "load";
+      code: string;
+      modules: readonly string[];
+      /** The npm packages among `modules`: name → the `npm:` specifier to import. */
+      packages: Readonly<Record<string, string>>;
+    }
   | { t: "invoke"; invocation: number; args: unknown; configuration: Record<string, string>; svc: boolean }
   | { t: "rpc-result"; call: number; ok: true; value: unknown }
   | {

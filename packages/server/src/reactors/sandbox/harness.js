@@ -21,6 +21,7 @@ const ErrorCtor = Error;
 const ObjectFreeze = Object.freeze;
 const ObjectAssign = Object.assign;
 const ObjectDefineProperty = Object.defineProperty;
+const ObjectHasOwn = Object.hasOwn;
 const ArrayIsArray = Array.isArray;
 const StringCtor = String;
 const MapCtor = Map;
@@ -155,12 +156,30 @@ function safeStringify(value) {
   }
 }
 
-async function load({ code, modules }) {
+/**
+ * What Node 16's `require` returns for an npm package imported from Deno's cache: a CommonJS package's own
+ * `module.exports` (Deno exposes it under that name), else an ES module's default export, else its namespace.
+ */
+function requiredExports(namespace) {
+  return namespace["module.exports"] ?? namespace.default ?? namespace;
+}
+
+async function load({ code, modules, packages }) {
   const errors = errorModule();
   const preloaded = new MapCtor();
   for (const name of modules) {
     if (name === "@tessera/reactor" || name === "@basis-theory/basis-theory-reactor-formulas-sdk-js") {
       call(mapSet, preloaded, name, errors);
+    } else if (ObjectHasOwn(packages, name)) {
+      let loaded;
+      try {
+        // Deno's module loader reads its own cache: no read permission, and --cached-only fails at once.
+        loaded = await import(packages[name]);
+      } catch {
+        // Deno's message names the cache layout and the registry; it stays here.
+        throw new ErrorCtor(`The module '${name}' could not be loaded from this server's package cache`);
+      }
+      call(mapSet, preloaded, name, requiredExports(loaded));
     } else {
       const loaded = await import(name.startsWith("node:") ? name : `node:${name}`);
       call(mapSet, preloaded, name, loaded.default ?? loaded);

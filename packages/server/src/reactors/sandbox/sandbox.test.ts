@@ -64,7 +64,8 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     // Workers run as nobody when the tests run as root: the harness must be reachable for them.
     chmodSync(dir, 0o755);
     limits = workerLimits({
-      denoDir: path.join(dir, "deno"),
+      dir: path.join(dir, "deno"),
+      modules: [],
       egress: "",
       heapMiB: 64,
       rssMiB: 192,

@@ -3,6 +3,8 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { INSTALL_CACHE, prepareWorkerModules } from "./module-cache.js";
+import type { NpmModule } from "./modules.js";
 import type { WorkerLimits } from "./worker.js";
 
 /**
@@ -54,8 +56,15 @@ export function hostAddresses(): string[] {
 }
 
 export interface SandboxSettings {
-  /** Where Deno keeps its cache; the harness is copied here so that an unprivileged worker can read it. */
-  readonly denoDir: string;
+  /**
+   * TESSERA_REACTOR_DIR: the harness and Deno's cache are copied here so that an unprivileged worker can read
+   * them.
+   */
+  readonly dir: string;
+  /** The npm packages reactor code may require (TESSERA_REACTOR_MODULES). */
+  readonly modules: readonly NpmModule[];
+  /** Where the install step cached them; INSTALL_CACHE unless a test says otherwise. */
+  readonly moduleCache?: string;
   /** Hosts (`host[:port]`, comma-separated) reactor code may reach; empty for any public address. */
   readonly egress: string;
   readonly heapMiB: number;
@@ -66,24 +75,28 @@ export interface SandboxSettings {
 }
 
 export function workerLimits(settings: SandboxSettings): WorkerLimits {
-  mkdirSync(settings.denoDir, { recursive: true, mode: 0o755 });
+  mkdirSync(settings.dir, { recursive: true, mode: 0o755 });
   // The default lives under the shared temporary directory: one that someone else created could hand workers
-  // a harness of their own.
-  const owner = lstatSync(settings.denoDir);
+  // a harness or packages of their own.
+  const owner = lstatSync(settings.dir);
   if (!owner.isDirectory() || owner.uid !== process.getuid?.() || (owner.mode & 0o022) !== 0) {
     throw new Error(
-      `${settings.denoDir} must be a directory owned by this user and writable by no one else (TESSERA_REACTOR_DIR)`,
+      `${settings.dir} must be a directory owned by this user and writable by no one else (TESSERA_REACTOR_DIR)`,
     );
   }
-  chmodSync(settings.denoDir, 0o755);
-  const harness = path.join(settings.denoDir, "tessera-harness.js");
+  chmodSync(settings.dir, 0o755);
+  const harness = path.join(settings.dir, "tessera-harness.js");
   copyFileSync(HARNESS, harness);
   chmodSync(harness, 0o644);
+  const modules = prepareWorkerModules(settings.dir, settings.modules, settings.moduleCache ?? INSTALL_CACHE);
   const root = process.getuid?.() === 0;
   return {
     deno: denoBinary(),
     harness,
-    denoDir: settings.denoDir,
+    denoDir: modules.denoDir,
+    packages: modules.packages,
+    missingPackages: modules.missing,
+    ...(modules.registry !== undefined && { registry: modules.registry }),
     allowNet: settings.egress,
     denyNet: [...ALWAYS_DENIED, ...hostAddresses()],
     heapMiB: settings.heapMiB,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { BUILTIN_MODULES, ERROR_MODULES } from "./modules.js";
 import { parseFrame, type HostFrame, type ThrownByReactor, type WorkerFrame } from "./frames.js";
 
 /** How workers are started and bounded; one set per pool (see sandbox-config.ts). */
@@ -8,6 +9,12 @@ export interface WorkerLimits {
   readonly deno: string;
   readonly harness: string;
   readonly denoDir: string;
+  /** The npm packages reactor code may require: name → the specifier the harness imports from DENO_DIR. */
+  readonly packages: Readonly<Record<string, string>>;
+  /** Packages the server offers but the install cache lacks (module-cache.ts). */
+  readonly missingPackages: readonly string[];
+  /** The npm registry the cache was built from, when not npm's own: Deno looks packages up under its name. */
+  readonly registry?: string;
   /** `--allow-net` value: empty for any public address, else a comma-separated allow-list. */
   readonly allowNet: string;
   readonly denyNet: readonly string[];
@@ -83,7 +90,12 @@ export class ReactorWorker {
     const [command, ...args] = workerCommand(limits);
     this.#child = spawn(command!, args, {
       cwd: "/",
-      env: { DENO_DIR: limits.denoDir, NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1" },
+      env: {
+        DENO_DIR: limits.denoDir,
+        NO_COLOR: "1",
+        DENO_NO_UPDATE_CHECK: "1",
+        ...(limits.registry !== undefined && { NPM_CONFIG_REGISTRY: limits.registry }),
+      },
       stdio: ["pipe", "pipe", "pipe"],
     });
     this.#child.stdout.setEncoding("utf8");
@@ -182,12 +194,19 @@ export class ReactorWorker {
 
   /** Loads a reactor's code; a worker whose code fails to load is killed (it holds nothing worth keeping). */
   async load(code: string, modules: readonly string[]): Promise<void> {
+    let packages: Record<string, string>;
+    try {
+      packages = packagesFor(modules, this.#limits);
+    } catch (error) {
+      this.kill();
+      throw error;
+    }
     const outcome = await this.#watch<Error | undefined>(this.#limits.loadTimeoutMs, (settle) => {
       this.#onFrame = (frame) => {
         if (frame.t === "loaded") settle(undefined);
         else if (frame.t === "load-error") settle(new ReactorLoadError(frame.error));
       };
-      this.#send({ t: "load", code, modules });
+      this.#send({ t: "load", code, modules, packages });
       return {
         timeout: () => new WorkerStartError("the reactor took too long to load"),
         death: (reason) => new WorkerStartError(reason),
@@ -314,6 +333,34 @@ function workerCommand(limits: WorkerLimits): string[] {
     `--deny-net=${limits.denyNet.join(",")}`,
     limits.harness,
   ];
+}
+
+/**
+ * The npm packages among `modules`, with the specifier to import each from. The code check accepted the names
+ * against the server's list when the code was saved; a package removed from the list since, or missing from the
+ * install cache, is refused here, before Deno would look for it.
+ */
+function packagesFor(modules: readonly string[], limits: WorkerLimits): Record<string, string> {
+  const packages: Record<string, string> = {};
+  for (const name of modules) {
+    if (isBuiltinOrErrorModule(name)) continue;
+    const specifier = Object.hasOwn(limits.packages, name) ? limits.packages[name] : undefined;
+    if (specifier !== undefined) packages[name] = specifier;
+    else if (limits.missingPackages.includes(name)) {
+      throw new ReactorLoadError({
+        name: "Error",
+        message: `The module '${name}' is missing from this server's package cache`,
+      });
+    } else throw new ReactorLoadError({ name: "Error", message: `'${name}' is not an allowed module` });
+  }
+  return packages;
+}
+
+function isBuiltinOrErrorModule(name: string): boolean {
+  return (
+    (ERROR_MODULES as readonly string[]).includes(name) ||
+    (BUILTIN_MODULES as readonly string[]).includes(name.replace(/^node:/, ""))
+  );
 }
 
 function exitReason(code: number | null, signal: NodeJS.Signals | null): string {
