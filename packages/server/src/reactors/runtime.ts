@@ -22,33 +22,35 @@ export interface ReactorRuntime {
 
 /**
  * The worker pool, started on the first invocation: commands that open the vault without serving (migrate,
- * keys, the OpenAPI generator) never start Deno.
+ * keys, the OpenAPI generator) never start Deno. Starting it may copy the npm packages' cache once per install
+ * (module-cache.ts); a start that fails is tried again on the next invocation.
  */
 export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
-  let pool: ReactorPool | undefined;
+  let pool: Promise<ReactorPool> | undefined;
   const started = () =>
-    (pool ??= new ReactorPool({
-      limits: workerLimits({
-        dir: config.dir,
-        modules: config.modules,
-        egress: config.egress,
-        heapMiB: config.heapMiB,
-        rssMiB: config.rssMiB,
-        frameBytes: FRAME_BYTES,
-        logBytes: LOG_BYTES,
-        loadTimeoutMs: LOAD_TIMEOUT_MS,
-      }),
-      maxWorkers: config.maxWorkers,
-      idleMs: IDLE_MS,
-      spares: SPARES,
-    }));
+    (pool ??= workerLimits({
+      dir: config.dir,
+      modules: config.modules,
+      egress: config.egress,
+      heapMiB: config.heapMiB,
+      rssMiB: config.rssMiB,
+      frameBytes: FRAME_BYTES,
+      logBytes: LOG_BYTES,
+      loadTimeoutMs: LOAD_TIMEOUT_MS,
+    }).then(
+      (limits) => new ReactorPool({ limits, maxWorkers: config.maxWorkers, idleMs: IDLE_MS, spares: SPARES }),
+      (error: unknown) => {
+        pool = undefined;
+        throw error;
+      },
+    ));
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../..");
   return {
-    invoke: (reactor, invocation) => started().invoke(reactor, invocation),
-    pids: () => pool?.pids() ?? Promise.resolve([]),
+    invoke: async (reactor, invocation) => (await started()).invoke(reactor, invocation),
+    pids: async () => (await (await pool?.catch(() => undefined))?.pids()) ?? [],
     timeoutMs: config.timeoutMs,
     // The installation root covers node_modules, where the Deno binary and the npm cache live.
     scrub: pathScrubber([config.dir, root]),
-    close: () => pool?.close() ?? Promise.resolve(),
+    close: async () => (await pool?.catch(() => undefined))?.close(),
   };
 }

@@ -1,17 +1,7 @@
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import {
-  chmodSync,
-  cpSync,
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmod, cp, lstat, readdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { npmSpecifier, type NpmModule } from "./modules.js";
@@ -138,13 +128,13 @@ export interface WorkerModules {
  * Copies the install cache into the reactor directory, which the unprivileged worker user can read (the
  * installation may sit under a home directory it cannot enter). The copy is named after the manifest and
  * renamed into place complete, so servers sharing the directory never see a half-written one and never rewrite
- * one that workers are reading.
+ * one that workers are reading. It happens once per install (a few MB), without blocking the server.
  */
-export function prepareWorkerModules(
+export async function prepareWorkerModules(
   reactorDir: string,
   modules: readonly NpmModule[],
   cacheDir: string,
-): WorkerModules {
+): Promise<WorkerModules> {
   const manifest = readManifest(cacheDir);
   const cached = new Set(manifest?.modules);
   const present = modules.filter((m) => cached.has(idOf(m)));
@@ -156,14 +146,14 @@ export function prepareWorkerModules(
   if (!existsSync(denoDir)) {
     const copying = path.join(reactorDir, `.deno-${stamp}-${randomBytes(6).toString("hex")}`);
     try {
-      cpSync(path.join(cacheDir, "deno", "npm"), path.join(copying, "npm"), { recursive: true });
-      makeReadable(copying);
-      renameSync(copying, denoDir);
+      await cp(path.join(cacheDir, "deno", "npm"), path.join(copying, "npm"), { recursive: true });
+      await makeReadable(copying);
+      await rename(copying, denoDir);
     } catch (error) {
       // Another server sharing the directory may have put the same copy in place first.
       if (!existsSync(denoDir)) throw error;
     } finally {
-      rmSync(copying, { recursive: true, force: true });
+      await rm(copying, { recursive: true, force: true });
     }
   }
   return {
@@ -175,13 +165,10 @@ export function prepareWorkerModules(
 }
 
 /** Readable by everyone, writable by the owner only, whatever umask the install ran under. */
-function makeReadable(target: string): void {
-  const stat = lstatSync(target);
+async function makeReadable(target: string): Promise<void> {
+  const stat = await lstat(target);
   if (stat.isSymbolicLink()) return;
-  if (stat.isDirectory()) {
-    chmodSync(target, 0o755);
-    for (const entry of readdirSync(target)) makeReadable(path.join(target, entry));
-  } else {
-    chmodSync(target, 0o644);
-  }
+  if (!stat.isDirectory()) return chmod(target, 0o644);
+  await chmod(target, 0o755);
+  for (const entry of await readdir(target)) await makeReadable(path.join(target, entry));
 }

@@ -102,7 +102,7 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
     const internal = await countingServer();
     servers.push(internal.server);
     const result = await run(
-      workerLimits(settings({})),
+      await workerLimits(settings({})),
       USES_EVERY_PACKAGE,
       ["axios", "node-fetch", "uuid"],
       {
@@ -123,7 +123,7 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
   it("sends their requests where the network permission allows (a test-only loopback allowance)", async () => {
     const allowed = await countingServer();
     servers.push(allowed.server);
-    const limits = workerLimits(settings({}));
+    const limits = await workerLimits(settings({}));
     const host = new URL(allowed.url).host;
     const result = await run(
       { ...limits, allowNet: host, denyNet: ["10.0.0.0/8"] },
@@ -136,7 +136,7 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
   });
 
   it("refuses at load a package the server no longer offers, before Deno looks for it", async () => {
-    const limits = workerLimits(settings({ modules: [{ name: "uuid", version: "11.1.1" }] }));
+    const limits = await workerLimits(settings({ modules: [{ name: "uuid", version: "11.1.1" }] }));
     expect(Object.keys(limits.packages)).toEqual(["uuid"]);
     await expect(
       ReactorWorker.start(limits, `require("axios"); module.exports = async () => ({});`, ["axios"]),
@@ -146,7 +146,7 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
   it("says so, at once, when the install cache is missing; reactors without packages still run", async () => {
     const empty = path.join(dir, "no-cache");
     mkdirSync(empty);
-    const limits = workerLimits(
+    const limits = await workerLimits(
       settings({ dir: path.join(dir, "reactors-without-cache"), moduleCache: empty }),
     );
     expect(limits.missingPackages).toEqual(["axios", "node-fetch", "uuid"]);
@@ -170,7 +170,9 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
     const damaged = path.join(dir, "damaged-cache");
     cpSync(INSTALL_CACHE, damaged, { recursive: true });
     rmSync(path.join(damaged, "deno", "npm", "registry.npmjs.org", "follow-redirects"), { recursive: true });
-    const limits = workerLimits(settings({ dir: path.join(dir, "reactors-damaged"), moduleCache: damaged }));
+    const limits = await workerLimits(
+      settings({ dir: path.join(dir, "reactors-damaged"), moduleCache: damaged }),
+    );
     const started = Date.now();
     await expect(
       ReactorWorker.start(limits, `const axios = require("axios"); module.exports = async () => ({});`, [
@@ -185,13 +187,17 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
-  it("copies the cache once per install into a directory the worker user can read", () => {
-    const first = workerLimits(settings({ dir: path.join(dir, "reactors-copied") }));
-    const again = workerLimits(settings({ dir: path.join(dir, "reactors-copied") }));
-    expect(again.denoDir).toBe(first.denoDir);
-    expect(path.dirname(first.denoDir)).toBe(path.join(dir, "reactors-copied"));
-    // Nothing half-copied is left behind, and every file is readable by others.
-    expect(readdirSync(path.join(dir, "reactors-copied")).filter((f) => f.startsWith("."))).toEqual([]);
+  it("copies the cache once per install, also for servers starting together, readable by the worker user", async () => {
+    const shared = path.join(dir, "reactors-copied");
+    const [first, second] = await Promise.all([
+      workerLimits(settings({ dir: shared })),
+      workerLimits(settings({ dir: shared })),
+    ]);
+    const again = await workerLimits(settings({ dir: shared }));
+    expect(path.dirname(first.denoDir)).toBe(shared);
+    expect([second.denoDir, again.denoDir]).toEqual([first.denoDir, first.denoDir]);
+    // The copy that lost the race is gone: nothing half-copied is left behind.
+    expect(readdirSync(shared).filter((f) => f.startsWith("."))).toEqual([]);
     const axios = path.join(first.denoDir, "npm", "registry.npmjs.org", "axios", "1.21.1", "index.js");
     expect(statSync(axios).mode & 0o777).toBe(0o644);
   });

@@ -63,7 +63,7 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     dir = mkdtempSync(path.join(os.tmpdir(), "tessera-sandbox-"));
     // Workers run as nobody when the tests run as root: the harness must be reachable for them.
     chmodSync(dir, 0o755);
-    limits = workerLimits({
+    limits = await workerLimits({
       dir: path.join(dir, "deno"),
       modules: [],
       egress: "",

@@ -74,7 +74,7 @@ export interface SandboxSettings {
   readonly loadTimeoutMs: number;
 }
 
-export function workerLimits(settings: SandboxSettings): WorkerLimits {
+export async function workerLimits(settings: SandboxSettings): Promise<WorkerLimits> {
   mkdirSync(settings.dir, { recursive: true, mode: 0o755 });
   // The default lives under the shared temporary directory: one that someone else created could hand workers
   // a harness or packages of their own.
@@ -88,7 +88,11 @@ export function workerLimits(settings: SandboxSettings): WorkerLimits {
   const harness = path.join(settings.dir, "tessera-harness.js");
   copyFileSync(HARNESS, harness);
   chmodSync(harness, 0o644);
-  const modules = prepareWorkerModules(settings.dir, settings.modules, settings.moduleCache ?? INSTALL_CACHE);
+  const modules = await prepareWorkerModules(
+    settings.dir,
+    settings.modules,
+    settings.moduleCache ?? INSTALL_CACHE,
+  );
   const root = process.getuid?.() === 0;
   return {
     deno: denoBinary(),
