@@ -20,6 +20,28 @@ export interface Config {
   readonly bodyLimit: number;
   readonly sweepIntervalMs: number;
   readonly reactors: ReactorConfig;
+  readonly webhooks: WebhookConfig;
+  readonly jobs: JobsConfig;
+}
+
+/** Webhook delivery for asynchronous reactor invocations (docs/reactors.md#webhooks). */
+export interface WebhookConfig {
+  /** Callback URLs may point to loopback, private and link-local addresses (tests, closed networks). */
+  readonly allowPrivate: boolean;
+  /** How long one delivery attempt waits for the receiver. */
+  readonly timeoutMs: number;
+  /** The delay before the first retry, doubled for each one after (capped at an hour, for 24 hours). */
+  readonly retryBaseMs: number;
+}
+
+/** The durable background work every instance shares: asynchronous invocations and their webhooks. */
+export interface JobsConfig {
+  /** How often an instance looks for work others enqueued. */
+  readonly pollMs: number;
+  /** Asynchronous invocations running at once on one instance. */
+  readonly concurrency: number;
+  /** How long a finished invocation whose webhook is settled stays readable. */
+  readonly retentionMs: number;
 }
 
 /** The reactor sandbox (reactor-runtime.md, docs/reactors.md). */
@@ -114,6 +136,47 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     modules: Object.freeze(parseReactorModules(env.TESSERA_REACTOR_MODULES, problems)),
   };
 
+  const webhooks: WebhookConfig = {
+    allowPrivate: parseBoolean(env.TESSERA_WEBHOOK_ALLOW_PRIVATE, "TESSERA_WEBHOOK_ALLOW_PRIVATE", problems),
+    timeoutMs: parseInteger(
+      env.TESSERA_WEBHOOK_TIMEOUT_MS,
+      10_000,
+      100,
+      60_000,
+      "TESSERA_WEBHOOK_TIMEOUT_MS",
+      problems,
+    ),
+    retryBaseMs: parseInteger(
+      env.TESSERA_WEBHOOK_RETRY_BASE_MS,
+      5_000,
+      10,
+      3_600_000,
+      "TESSERA_WEBHOOK_RETRY_BASE_MS",
+      problems,
+    ),
+  };
+  const jobs: JobsConfig = {
+    pollMs: parseInteger(env.TESSERA_JOB_POLL_MS, 1_000, 10, 60_000, "TESSERA_JOB_POLL_MS", problems),
+    concurrency: parseInteger(
+      env.TESSERA_ASYNC_CONCURRENCY,
+      4,
+      1,
+      256,
+      "TESSERA_ASYNC_CONCURRENCY",
+      problems,
+    ),
+    retentionMs:
+      3_600_000 *
+      parseInteger(
+        env.TESSERA_INVOCATION_RETENTION_HOURS,
+        168,
+        1,
+        24 * 365,
+        "TESSERA_INVOCATION_RETENTION_HOURS",
+        problems,
+      ),
+  };
+
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
   }
@@ -129,6 +192,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     bodyLimit,
     sweepIntervalMs,
     reactors: Object.freeze(reactors),
+    webhooks: Object.freeze(webhooks),
+    jobs: Object.freeze(jobs),
   });
 }
 
@@ -215,6 +280,14 @@ function parseInteger(
     return fallback;
   }
   return value;
+}
+
+function parseBoolean(raw: string | undefined, name: string, problems: string[]): boolean {
+  const text = nonEmpty(raw)?.trim().toLowerCase();
+  if (text === undefined || text === "false") return false;
+  if (text === "true") return true;
+  problems.push(`${name} must be true or false`);
+  return false;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import os from "node:os";
 import type { FastifyInstance } from "fastify";
 import { pino, type Logger } from "pino";
 import { startExpirySweeper } from "./server/expiry-sweeper.js";
@@ -6,17 +7,27 @@ import { createApplicationService, type ApplicationService } from "./application
 import { systemClock, type Clock } from "./clock.js";
 import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
+import type { WorkLoop } from "./jobs/work-loop.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
+import { injectFetch } from "./reactors/inject-fetch.js";
+import { createInternalCredentials } from "./reactors/internal-credentials.js";
+import { startWebhookDeliverer } from "./reactors/invocations/deliverer.js";
+import { startInvocationRunner } from "./reactors/invocations/runner.js";
+import { createInvocationService } from "./reactors/invocations/service.js";
+import { invocationStore, type InvocationStore } from "./reactors/invocations/store.js";
+import { createReactorInvocation } from "./reactors/invoke.js";
 import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
-import { createTenantKeys } from "./tenants/keys.js";
+import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
 import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
+import { DEFAULT_RETRY_POLICY } from "./webhooks/backoff.js";
+import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
 export interface Vault {
   readonly store: Store;
@@ -26,6 +37,10 @@ export interface Vault {
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly keys: KeyRotation;
+  readonly tenantKeys: TenantKeys;
+  readonly invocationStore: InvocationStore;
+  readonly webhookSecrets: WebhookSecrets;
+  readonly clock: Clock;
   close(): Promise<void>;
 }
 
@@ -73,6 +88,10 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       tenants,
       tokens,
       keys,
+      tenantKeys,
+      invocationStore: invocationStore(store),
+      webhookSecrets: createWebhookSecrets({ store, keyring, clock }),
+      clock,
       close: async () => {
         await reactorRuntime.close();
         await store.close();
@@ -115,17 +134,87 @@ export async function bootstrap(
   return created;
 }
 
-export function buildVaultApp(vault: Vault, config: Config, log: Logger | false): Promise<FastifyInstance> {
-  return buildApp({
+export interface VaultApp {
+  readonly app: FastifyInstance;
+  /** Starts this instance's share of the background work; the function it returns stops it. */
+  startWork(log: Logger): () => Promise<void>;
+}
+
+/** The HTTP app over a vault, and the background work that runs asynchronous invocations and their webhooks. */
+export async function buildVaultApp(vault: Vault, config: Config, log: Logger | false): Promise<VaultApp> {
+  // Filled in below: the reactor engine's in-process fetch needs the app it is part of.
+  const built: { app?: FastifyInstance } = {};
+  let runner: WorkLoop | undefined;
+  let deliverer: WorkLoop | undefined;
+  const credentials = createInternalCredentials((tenantId, id) =>
+    vault.applications.principalById(tenantId, id),
+  );
+  const invocation = createReactorInvocation({
+    runtime: vault.reactorRuntime,
+    tokens: vault.tokens,
+    credentials,
+    fetch: injectFetch(() => {
+      if (built.app === undefined) throw new Error("the app is not built yet");
+      return built.app;
+    }),
+    loadReactor: (tenantId, id) => vault.reactors.loadRunnable(tenantId, id),
+  });
+  const invocations = createInvocationService({
+    store: vault.invocationStore,
+    keys: vault.tenantKeys,
+    invocation,
+    clock: vault.clock,
+    callbackUrls: { allowPrivate: config.webhooks.allowPrivate },
+    enqueued: () => runner?.wake(),
+  });
+  const app = await buildApp({
     applications: vault.applications,
     reactors: vault.reactors,
-    reactorRuntime: vault.reactorRuntime,
+    invocation,
+    invocations,
+    credentials,
+    webhookSecrets: vault.webhookSecrets,
     tenants: vault.tenants,
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
     logger: log,
   });
+  built.app = app;
+  return {
+    app,
+    startWork(workLog) {
+      // Fences this instance's claims: another instance never mistakes them for its own.
+      const owner = `${os.hostname()}:${process.pid}:${randomBytes(6).toString("hex")}`;
+      const common = { store: vault.invocationStore, keys: vault.tenantKeys, clock: vault.clock, owner };
+      const started = startInvocationRunner({
+        ...common,
+        invocation,
+        concurrency: config.jobs.concurrency,
+        pollMs: config.jobs.pollMs,
+        finished: () => deliverer?.wake(),
+        log: workLog,
+      });
+      runner = started;
+      const delivering = startWebhookDeliverer({
+        ...common,
+        signingKeys: (tenantId) => vault.webhookSecrets.signingKeys(tenantId),
+        concurrency: config.jobs.concurrency * 2,
+        pollMs: config.jobs.pollMs,
+        requestTimeoutMs: config.webhooks.timeoutMs,
+        allowPrivate: config.webhooks.allowPrivate,
+        retry: { ...DEFAULT_RETRY_POLICY, baseMs: config.webhooks.retryBaseMs },
+        log: workLog,
+      });
+      deliverer = delivering;
+      return async () => {
+        // Stopping the workers ends the runs under way; the runner hands them back for another instance or
+        // the next start instead of reporting them failed.
+        await Promise.all([started.stop(), vault.reactorRuntime.close()]);
+        await delivering.stop();
+      };
+    },
+  };
 }
 
 /** The OpenAPI document, generated from the route schemas of a real (in-memory) instance. */
@@ -137,7 +226,7 @@ export async function openApiDocument(): Promise<unknown> {
   });
   const vault = await openVault(config, createLogger(config));
   try {
-    const app = await buildVaultApp(vault, config, false);
+    const { app } = await buildVaultApp(vault, config, false);
     await app.ready();
     const document = app.swagger();
     await app.close();
@@ -165,10 +254,19 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
   let app: FastifyInstance | undefined;
   try {
     const created = await bootstrap(vault, config, out);
-    app = await buildVaultApp(vault, config, log);
+    const built = await buildVaultApp(vault, config, log);
+    app = built.app;
     const url = await app.listen({ host: config.host, port: config.port });
+    const stopWork = built.startWork(log);
     const stopSweeper = startExpirySweeper(
-      { applications: () => vault.applications.sweepExpired(), tokens: () => vault.tokens.sweepExpired() },
+      {
+        applications: () => vault.applications.sweepExpired(),
+        tokens: () => vault.tokens.sweepExpired(),
+        "reactor invocations": () =>
+          vault.invocationStore.deleteSettledBefore(
+            new Date(vault.clock.now().getTime() - config.jobs.retentionMs).toISOString(),
+          ),
+      },
       config.sweepIntervalMs,
       log,
     );
@@ -187,6 +285,7 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
       close: async () => {
         await stopSweeper();
         await running.close();
+        await stopWork();
         await vault.close();
       },
     };

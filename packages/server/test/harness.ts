@@ -90,11 +90,14 @@ export interface RequestOptions {
 }
 
 export interface TestServer {
+  /** Changes with a restart (each start takes a free port). */
   readonly url: string;
   readonly bootstrapKey: string;
   readonly clock: ManualClock;
   readonly database: TestDatabase;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  /** Stops the server as SIGTERM would and starts it again on the same store, clock and configuration. */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -114,28 +117,38 @@ export async function startTestServer(
   const bootstrapKey = `test-bootstrap-${randomBytes(24).toString("hex")}`;
   const clock = new ManualClock();
   let server: RunningServer;
+  const start = () =>
+    serve(
+      loadConfig({
+        ...database.env,
+        TESSERA_PORT: "0",
+        TESSERA_MASTER_KEY: TEST_MASTER_KEY,
+        TESSERA_BOOTSTRAP_KEY: bootstrapKey,
+        // Short, so that sweeper tests wait for a real sweep rather than calling it by hand.
+        TESSERA_SWEEP_INTERVAL_MS: "200",
+        ...env,
+      }),
+      { write: () => true },
+      { log: testLogger(options), clock },
+    );
   try {
-    const config = loadConfig({
-      ...database.env,
-      TESSERA_PORT: "0",
-      TESSERA_MASTER_KEY: TEST_MASTER_KEY,
-      TESSERA_BOOTSTRAP_KEY: bootstrapKey,
-      // Short, so that sweeper tests wait for a real sweep rather than calling it by hand.
-      TESSERA_SWEEP_INTERVAL_MS: "200",
-      ...env,
-    });
-    server = await serve(config, { write: () => true }, { log: testLogger(options), clock });
+    server = await start();
   } catch (error) {
     await database.drop();
     throw error;
   }
-  const url = server.url;
   return {
-    url,
+    get url() {
+      return server.url;
+    },
     bootstrapKey,
     clock,
     database,
-    request: (method, path, options = {}) => send(url, bootstrapKey, method, path, options),
+    request: (method, path, options = {}) => send(server.url, bootstrapKey, method, path, options),
+    restart: async () => {
+      await server.close();
+      server = await start();
+    },
     close: async () => {
       await server.close();
       await database.drop();

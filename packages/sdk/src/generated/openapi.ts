@@ -126,7 +126,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {string} */
                                 type: "private" | "public" | "management";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 rules: {
                                     description?: string;
                                     /** @description Lower values take precedence. */
@@ -142,7 +142,7 @@ export interface paths {
                                     }[];
                                     /** @enum {string} */
                                     transform: "redact" | "mask" | "reveal";
-                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 }[];
                                 /** Format: uuid */
                                 created_by?: string;
@@ -211,7 +211,7 @@ export interface paths {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                         rules?: {
                             description?: string;
                             /** @description Lower values take precedence. */
@@ -227,7 +227,7 @@ export interface paths {
                             }[];
                             /** @enum {string} */
                             transform: "redact" | "mask" | "reveal";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                         }[];
                         /**
                          * Format: date-time
@@ -252,7 +252,7 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             rules: {
                                 description?: string;
                                 /** @description Lower values take precedence. */
@@ -268,7 +268,7 @@ export interface paths {
                                 }[];
                                 /** @enum {string} */
                                 transform: "redact" | "mask" | "reveal";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             }[];
                             /** Format: uuid */
                             created_by?: string;
@@ -360,7 +360,7 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             rules: {
                                 description?: string;
                                 /** @description Lower values take precedence. */
@@ -376,7 +376,7 @@ export interface paths {
                                 }[];
                                 /** @enum {string} */
                                 transform: "redact" | "mask" | "reveal";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             }[];
                             /** Format: uuid */
                             created_by?: string;
@@ -470,7 +470,7 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             rules: {
                                 description?: string;
                                 /** @description Lower values take precedence. */
@@ -486,7 +486,7 @@ export interface paths {
                                 }[];
                                 /** @enum {string} */
                                 transform: "redact" | "mask" | "reveal";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             }[];
                             /** Format: uuid */
                             created_by?: string;
@@ -556,7 +556,7 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
-                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                         rules?: {
                             description?: string;
                             /** @description Lower values take precedence. */
@@ -572,7 +572,7 @@ export interface paths {
                             }[];
                             /** @enum {string} */
                             transform: "redact" | "mask" | "reveal";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                         }[];
                     };
                 };
@@ -592,7 +592,7 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             rules: {
                                 description?: string;
                                 /** @description Lower values take precedence. */
@@ -608,7 +608,7 @@ export interface paths {
                                 }[];
                                 /** @enum {string} */
                                 transform: "redact" | "mask" | "reveal";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             }[];
                             /** Format: uuid */
                             created_by?: string;
@@ -762,7 +762,7 @@ export interface paths {
                             name: string;
                             /** @enum {string} */
                             type: "private" | "public" | "management";
-                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             rules: {
                                 description?: string;
                                 /** @description Lower values take precedence. */
@@ -778,7 +778,7 @@ export interface paths {
                                 }[];
                                 /** @enum {string} */
                                 transform: "redact" | "mask" | "reveal";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             }[];
                             /** Format: uuid */
                             created_by?: string;
@@ -1011,7 +1011,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {string} */
                                 type: "private" | "public" | "management";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 rules: {
                                     description?: string;
                                     /** @description Lower values take precedence. */
@@ -1027,7 +1027,7 @@ export interface paths {
                                     }[];
                                     /** @enum {string} */
                                     transform: "redact" | "mask" | "reveal";
-                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 }[];
                                 /** Format: uuid */
                                 created_by?: string;
@@ -1424,7 +1424,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Invoke a reactor with detokenized arguments */
+        /**
+         * Invoke a reactor with detokenized arguments
+         * @description Synchronous without `callback_url` (200 with the result); asynchronous with it (202 with the invocation's id; the outcome is delivered as a signed webhook).
+         */
         post: {
             parameters: {
                 query?: never;
@@ -1439,6 +1442,10 @@ export interface paths {
                     "application/json": {
                         /** @description Arguments for the reactor; `{{ <token id> }}` expressions anywhere in it are detokenized. */
                         args?: unknown;
+                        /** @description Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as a signed Standard Webhooks message. Private, loopback and link-local targets are refused. */
+                        callback_url?: string;
+                        /** @description Asynchronous invocations only: how long the reactor may run (default 10000). */
+                        timeout_ms?: number;
                     };
                 };
             };
@@ -1454,6 +1461,20 @@ export interface paths {
                             raw?: unknown;
                             /** @description The reactor's `tokenize` output, tokenized. */
                             tokens?: unknown;
+                        };
+                    };
+                };
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** @enum {string} */
+                            status: "pending";
                         };
                     };
                 };
@@ -1495,6 +1516,142 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/reactors/{id}/invocations/{invocation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an asynchronous invocation: its state, outcome and webhook deliveries
+         * @description Visible only to the Application that made the invocation.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    invocation_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** Format: uuid */
+                            id: string;
+                            /** Format: uuid */
+                            reactor_id: string;
+                            /** @enum {string} */
+                            status: "pending" | "running" | "completed" | "failed";
+                            callback_url: string;
+                            timeout_ms: number;
+                            /** @description Runs started; more than one after an instance stopped mid-run. */
+                            run_attempts: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            started_at?: string;
+                            /** Format: date-time */
+                            finished_at?: string;
+                            result?: {
+                                /** @description What the reactor returned as `raw`. */
+                                raw?: unknown;
+                                /** @description The reactor's `tokenize` output, tokenized. */
+                                tokens?: unknown;
+                            };
+                            /** @description The HTTP answer the reactor chose (CustomHttpResponseError). */
+                            response?: {
+                                status: number;
+                                headers: {
+                                    [key: string]: string;
+                                };
+                                body: unknown;
+                            };
+                            /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                            error?: {
+                                type: string;
+                                title: string;
+                                status: number;
+                                detail?: string;
+                                instance?: string;
+                                errors?: {
+                                    [key: string]: string[];
+                                };
+                            };
+                            delivery?: {
+                                /** @enum {string} */
+                                status: "pending" | "delivered" | "failed";
+                                attempts: {
+                                    attempt: number;
+                                    /** Format: date-time */
+                                    attempted_at: string;
+                                    duration_ms: number;
+                                    response_status?: number;
+                                    error?: string;
+                                }[];
+                                /** Format: date-time */
+                                next_attempt_at?: string;
+                                /** Format: date-time */
+                                delivered_at?: string;
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1551,7 +1708,7 @@ export interface paths {
                                 name: string;
                                 /** @enum {string} */
                                 type: "private" | "public" | "management";
-                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 rules: {
                                     description?: string;
                                     /** @description Lower values take precedence. */
@@ -1567,7 +1724,7 @@ export interface paths {
                                     }[];
                                     /** @enum {string} */
                                     transform: "redact" | "mask" | "reveal";
-                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "log:read")[];
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 }[];
                                 /** Format: uuid */
                                 created_by?: string;
@@ -2451,6 +2608,175 @@ export interface paths {
                     };
                     content: {
                         "application/json": unknown;
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get the tenant's webhook signing secret */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `whsec_` and the key in base64, as Standard Webhooks libraries take it. */
+                            secret: string;
+                            version: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation: until when messages are also signed with the previous secret.
+                             */
+                            previous_valid_until?: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/secret/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the tenant's webhook signing secret
+         * @description Messages are signed with the new secret and, for 24 hours, with the previous one too: both signatures are in `webhook-signature`, so receivers switch secrets without losing a message.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description `whsec_` and the key in base64, as Standard Webhooks libraries take it. */
+                            secret: string;
+                            version: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description After a rotation: until when messages are also signed with the previous secret.
+                             */
+                            previous_valid_until?: string;
+                        };
                     };
                 };
                 /** @description RFC 9457 problem details; `errors` maps a field to its messages. */

@@ -21,6 +21,8 @@ export const MANAGEMENT_PERMISSIONS = [
   "reactor:delete",
   "tenant:create",
   "tenant:read",
+  "webhook:read",
+  "webhook:update",
   "log:read",
 ] as const;
 

@@ -138,59 +138,81 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     });
   }
 
+  /** The tenant's reactor with its configuration opened; 404 when the tenant has none of that id. */
+  async function load(tenantId: string, reactorId: string): Promise<RunnableReactor> {
+    const reactor = await deps.loadReactor(tenantId, reactorId);
+    if (reactor === undefined) throw AppError.notFound(`Reactor ${reactorId}`);
+    return reactor;
+  }
+
+  /** spec §4.3: `{{ <token id> }}` expressions in `args` replaced by the data, each under `token:use`. */
+  function detokenize(principal: Principal, args: unknown): Promise<unknown> {
+    return args === undefined ? Promise.resolve({}) : deps.tokens.detokenize(principal, args, "token:use");
+  }
+
+  /**
+   * Runs the code in its worker with `svc` acting as the reactor's Application, tokenizes what it asks to (as
+   * the reactor's Application, else as `requesterId`), and maps what it threw. Shared by synchronous and
+   * asynchronous invocations, which differ only in when this runs and where the answer goes.
+   */
+  async function execute(
+    tenantId: string,
+    requesterId: string,
+    reactor: RunnableReactor,
+    args: unknown,
+    timeoutMs: number,
+  ): Promise<ReactAnswer> {
+    const key = `${reactor.id}:${reactor.version}`;
+    const code = { key, code: reactor.code, modules: modulesOf(key, reactor.code) };
+
+    const run = (client: TesseraClient | undefined) =>
+      deps.runtime.invoke(code, {
+        args,
+        configuration: reactor.configuration,
+        svc: client !== undefined,
+        timeoutMs,
+        onRpc: (method, params) =>
+          client === undefined ? Promise.reject(new Error("svc is null")) : callSvc(client, method, params),
+      });
+    let outcome;
+    try {
+      outcome =
+        reactor.applicationId === null
+          ? await run(undefined)
+          : await actingAs(tenantId, reactor.applicationId, (client) => run(client));
+    } catch (error) {
+      throw startFailure(error, deps.runtime.scrub);
+    }
+
+    switch (outcome.kind) {
+      case "returned": {
+        const { raw, tokenize } = outcome.value;
+        const creator = reactor.applicationId ?? requesterId;
+        const tokens = tokenize === undefined ? undefined : await tokenizeOutput(tenantId, creator, tokenize);
+        return {
+          kind: "result",
+          body: { ...(raw !== undefined && { raw }), ...(tokens !== undefined && { tokens }) },
+        };
+      }
+      case "threw":
+        return thrownAnswer(outcome.error, deps.runtime.scrub);
+      case "timed-out":
+        throw new AppError("reactor-timeout", `The reactor did not finish within ${timeoutMs} ms.`);
+      case "crashed":
+        throw new AppError("reactor-failed", `The reactor failed: ${outcome.reason}.`);
+    }
+  }
+
   return {
-    /**
-     * POST /reactors/{id}/react, synchronously: detokenize `args` under `token:use`, run the code in its worker
-     * with `svc` acting as the reactor's Application, tokenize what it asks to, and map what it threw.
-     */
+    load,
+    detokenize,
+    execute,
+
+    /** POST /reactors/{id}/react, synchronously, with the server's reactor timeout. */
     async react(principal: Principal, reactorId: string, body: { args?: unknown }): Promise<ReactAnswer> {
-      const reactor = await deps.loadReactor(principal.tenantId, reactorId);
-      if (reactor === undefined) throw AppError.notFound(`Reactor ${reactorId}`);
-      const args =
-        body.args === undefined ? {} : await deps.tokens.detokenize(principal, body.args, "token:use");
-      const key = `${reactor.id}:${reactor.version}`;
-      const code = { key, code: reactor.code, modules: modulesOf(key, reactor.code) };
-
-      const run = (client: TesseraClient | undefined) =>
-        deps.runtime.invoke(code, {
-          args,
-          configuration: reactor.configuration,
-          svc: client !== undefined,
-          timeoutMs: deps.runtime.timeoutMs,
-          onRpc: (method, params) =>
-            client === undefined ? Promise.reject(new Error("svc is null")) : callSvc(client, method, params),
-        });
-      let outcome;
-      try {
-        outcome =
-          reactor.applicationId === null
-            ? await run(undefined)
-            : await actingAs(principal.tenantId, reactor.applicationId, (client) => run(client));
-      } catch (error) {
-        throw startFailure(error, deps.runtime.scrub);
-      }
-
-      switch (outcome.kind) {
-        case "returned": {
-          const { raw, tokenize } = outcome.value;
-          const creator = reactor.applicationId ?? principal.application.id;
-          const tokens =
-            tokenize === undefined ? undefined : await tokenizeOutput(principal.tenantId, creator, tokenize);
-          return {
-            kind: "result",
-            body: { ...(raw !== undefined && { raw }), ...(tokens !== undefined && { tokens }) },
-          };
-        }
-        case "threw":
-          return thrownAnswer(outcome.error, deps.runtime.scrub);
-        case "timed-out":
-          throw new AppError(
-            "reactor-timeout",
-            `The reactor did not finish within ${deps.runtime.timeoutMs} ms.`,
-          );
-        case "crashed":
-          throw new AppError("reactor-failed", `The reactor failed: ${outcome.reason}.`);
-      }
+      const reactor = await load(principal.tenantId, reactorId);
+      const args = await detokenize(principal, body.args);
+      return execute(principal.tenantId, principal.application.id, reactor, args, deps.runtime.timeoutMs);
     },
   };
 }

@@ -1,9 +1,16 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { principalOf } from "../server/auth.js";
-import { responses } from "../server/problem-schema.js";
-import { Uuid } from "../server/schemas.js";
+import { AppError } from "../server/errors.js";
+import { ProblemSchema, responses } from "../server/problem-schema.js";
+import { StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import { MAX_CALLBACK_URL_LENGTH } from "../webhooks/callback-url.js";
 import type { ReactorInvocation } from "./invoke.js";
+import { presentInvocation } from "./invocations/present.js";
+import type { InvocationService } from "./invocations/service.js";
+
+/** spec §4.3 / §8: the default, and the range allowed, of an asynchronous invocation's timeout. */
+export const ASYNC_TIMEOUT_MS = { default: 10_000, min: 10_000, max: 210_000 } as const;
 
 const ReactBody = Type.Object(
   {
@@ -11,6 +18,22 @@ const ReactBody = Type.Object(
       Type.Unknown({
         description:
           "Arguments for the reactor; `{{ <token id> }}` expressions anywhere in it are detokenized.",
+      }),
+    ),
+    callback_url: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CALLBACK_URL_LENGTH,
+        description:
+          "Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as " +
+          "a signed Standard Webhooks message. Private, loopback and link-local targets are refused.",
+      }),
+    ),
+    timeout_ms: Type.Optional(
+      Type.Integer({
+        minimum: ASYNC_TIMEOUT_MS.min,
+        maximum: ASYNC_TIMEOUT_MS.max,
+        description: `Asynchronous invocations only: how long the reactor may run (default ${ASYNC_TIMEOUT_MS.default}).`,
       }),
     ),
   },
@@ -22,22 +45,92 @@ const ReactResponse = Type.Object({
   tokens: Type.Optional(Type.Unknown({ description: "The reactor's `tokenize` output, tokenized." })),
 });
 
-export function reactRoutes(invocation: ReactorInvocation): FastifyPluginAsyncTypebox {
+const AcceptedInvocation = Type.Object({
+  id: Uuid,
+  status: StringEnum(["pending"]),
+});
+
+const InvocationSchema = Type.Object({
+  id: Uuid,
+  reactor_id: Uuid,
+  status: StringEnum(["pending", "running", "completed", "failed"]),
+  callback_url: Type.String(),
+  timeout_ms: Type.Integer(),
+  run_attempts: Type.Integer({
+    description: "Runs started; more than one after an instance stopped mid-run.",
+  }),
+  created_at: Timestamp,
+  started_at: Type.Optional(Timestamp),
+  finished_at: Type.Optional(Timestamp),
+  result: Type.Optional(ReactResponse),
+  response: Type.Optional(
+    Type.Object(
+      {
+        status: Type.Integer(),
+        headers: Type.Record(Type.String(), Type.String()),
+        body: Type.Unknown(),
+      },
+      { description: "The HTTP answer the reactor chose (CustomHttpResponseError)." },
+    ),
+  ),
+  error: Type.Optional(ProblemSchema),
+  delivery: Type.Optional(
+    Type.Object({
+      status: StringEnum(["pending", "delivered", "failed"]),
+      attempts: Type.Array(
+        Type.Object({
+          attempt: Type.Integer(),
+          attempted_at: Timestamp,
+          duration_ms: Type.Integer(),
+          response_status: Type.Optional(Type.Integer()),
+          error: Type.Optional(Type.String()),
+        }),
+      ),
+      next_attempt_at: Type.Optional(Timestamp),
+      delivered_at: Type.Optional(Timestamp),
+    }),
+  ),
+});
+
+const tags = ["Reactors"];
+
+export function reactRoutes(
+  invocation: ReactorInvocation,
+  invocations: InvocationService,
+): FastifyPluginAsyncTypebox {
   return async (app) => {
     app.post(
       "/reactors/:id/react",
       {
         config: { permission: "token:use" },
         schema: {
-          tags: ["Reactors"],
+          tags,
           summary: "Invoke a reactor with detokenized arguments",
+          description:
+            "Synchronous without `callback_url` (200 with the result); asynchronous with it (202 with the " +
+            "invocation's id; the outcome is delivered as a signed webhook).",
           params: Type.Object({ id: Uuid }),
           body: ReactBody,
-          response: responses({ 200: ReactResponse }),
+          response: responses({ 200: ReactResponse, 202: AcceptedInvocation }),
         },
       },
       async (request, reply) => {
-        const answer = await invocation.react(principalOf(request), request.params.id, request.body);
+        const principal = principalOf(request);
+        const { args, callback_url: callbackUrl, timeout_ms: timeoutMs } = request.body;
+        if (callbackUrl !== undefined) {
+          const accepted = await invocations.enqueue(principal, request.params.id, {
+            ...(args !== undefined && { args }),
+            callbackUrl,
+            timeoutMs: timeoutMs ?? ASYNC_TIMEOUT_MS.default,
+          });
+          return reply.code(202).send(accepted);
+        }
+        if (timeoutMs !== undefined) {
+          throw AppError.validation({
+            timeout_ms: ["is supported only for asynchronous invocations (with callback_url)"],
+          });
+        }
+        const answer = await invocation.react(principal, request.params.id, request.body);
         if (answer.kind === "result") return reply.send(answer.body);
         // A reactor's CustomHttpResponseError chooses the whole answer (wire-format §7).
         return (
@@ -49,6 +142,24 @@ export function reactRoutes(invocation: ReactorInvocation): FastifyPluginAsyncTy
             .send(JSON.stringify(answer.body ?? null) as never)
         );
       },
+    );
+
+    app.get(
+      "/reactors/:id/invocations/:invocation_id",
+      {
+        config: { permission: "token:use" },
+        schema: {
+          tags,
+          summary: "Get an asynchronous invocation: its state, outcome and webhook deliveries",
+          description: "Visible only to the Application that made the invocation.",
+          params: Type.Object({ id: Uuid, invocation_id: Uuid }),
+          response: responses({ 200: InvocationSchema }),
+        },
+      },
+      async (request) =>
+        presentInvocation(
+          await invocations.get(principalOf(request), request.params.id, request.params.invocation_id),
+        ),
     );
   };
 }

@@ -5,17 +5,18 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
-import { injectFetch } from "../reactors/inject-fetch.js";
-import { createInternalCredentials } from "../reactors/internal-credentials.js";
-import { createReactorInvocation } from "../reactors/invoke.js";
+import type { InternalCredentials } from "../reactors/internal-credentials.js";
+import type { InvocationService } from "../reactors/invocations/service.js";
+import type { ReactorInvocation } from "../reactors/invoke.js";
 import { reactRoutes } from "../reactors/react-routes.js";
 import { reactorRoutes } from "../reactors/routes.js";
-import type { ReactorRuntime } from "../reactors/runtime.js";
 import type { ReactorService } from "../reactors/service.js";
 import { tenantRoutes } from "../tenants/routes.js";
 import type { TenantService } from "../tenants/service.js";
 import { tokenRoutes } from "../tokens/routes.js";
 import type { TokenService } from "../tokens/service.js";
+import { webhookRoutes } from "../webhooks/routes.js";
+import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { API_KEY_HEADER, registerAuth } from "./auth.js";
 import { registerErrorHandling, sendError } from "./error-handler.js";
 import { AppError } from "./errors.js";
@@ -24,8 +25,13 @@ import { createAjv } from "./validation.js";
 export interface AppDeps {
   readonly applications: ApplicationService;
   readonly reactors: ReactorService;
-  /** The reactor worker pool (reactors/runtime.ts); started on the first invocation. */
-  readonly reactorRuntime: ReactorRuntime;
+  /** Runs reactors (reactors/invoke.ts) for synchronous invocations. */
+  readonly invocation: ReactorInvocation;
+  /** Asynchronous invocations: enqueued here, run and delivered by the background work of main.ts. */
+  readonly invocations: InvocationService;
+  /** Keys the server issues to itself for a reactor's `svc` calls, accepted beside Applications' keys. */
+  readonly credentials: InternalCredentials;
+  readonly webhookSecrets: WebhookSecrets;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly readiness: Readiness;
@@ -116,25 +122,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(async (api) => {
     // Reactors' svc calls come back in through the API as the reactor's Application (reactors/invoke.ts).
-    const credentials = createInternalCredentials((tenantId, id) =>
-      deps.applications.principalById(tenantId, id),
-    );
-    registerAuth(api, credentials.authenticator(deps.applications));
+    registerAuth(api, deps.credentials.authenticator(deps.applications));
     await api.register(applicationRoutes(deps.applications));
     await api.register(reactorRoutes(deps.reactors));
-    await api.register(
-      reactRoutes(
-        createReactorInvocation({
-          runtime: deps.reactorRuntime,
-          tokens: deps.tokens,
-          credentials,
-          fetch: injectFetch(app),
-          loadReactor: (tenantId, id) => deps.reactors.loadRunnable(tenantId, id),
-        }),
-      ),
-    );
+    await api.register(reactRoutes(deps.invocation, deps.invocations));
     await api.register(tenantRoutes(deps.tenants));
     await api.register(tokenRoutes(deps.tokens));
+    await api.register(webhookRoutes(deps.webhookSecrets));
   });
 
   return app;

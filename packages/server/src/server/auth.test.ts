@@ -30,6 +30,8 @@ const ROUTES: { method: string; path: string; permission: string; body?: unknown
   { method: "DELETE", path: `/reactors/${SOME_ID}`, permission: "reactor:delete" },
   { method: "POST", path: "/tenants", permission: "tenant:create", body: { name: "x" } },
   { method: "GET", path: "/tenants/self", permission: "tenant:read" },
+  { method: "GET", path: "/webhooks/secret", permission: "webhook:read" },
+  { method: "POST", path: "/webhooks/secret/rotate", permission: "webhook:update" },
 ];
 
 describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every route", () => {

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
 import type { Principal } from "../applications/types.js";
-import type { ReactorRuntime } from "../reactors/runtime.js";
+import { createInternalCredentials } from "../reactors/internal-credentials.js";
+import type { InvocationService } from "../reactors/invocations/service.js";
+import type { ReactorInvocation } from "../reactors/invoke.js";
 import type { ReactorService } from "../reactors/service.js";
 import type { TenantService } from "../tenants/service.js";
 import type { TokenService } from "../tokens/service.js";
+import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
 import { buildApp } from "./app.js";
 
@@ -139,6 +142,9 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "PATCH /reactors/{id}",
         "DELETE /reactors/{id}",
         "POST /reactors/{id}/react",
+        "GET /reactors/{id}/invocations/{invocation_id}",
+        "GET /webhooks/secret",
+        "POST /webhooks/secret/rotate",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
@@ -164,7 +170,10 @@ describe("an unexpected failure", () => {
     const app = await buildApp({
       applications,
       reactors: {} as ReactorService,
-      reactorRuntime: {} as ReactorRuntime,
+      invocation: {} as ReactorInvocation,
+      invocations: {} as InvocationService,
+      credentials: createInternalCredentials(() => Promise.resolve(undefined)),
+      webhookSecrets: {} as WebhookSecrets,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
       readiness: { check: () => Promise.reject(new Error("down")) },

@@ -91,7 +91,11 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       .insertInto("token_metadata")
       .values({ tenant_id: tenant, key: "region", value_folded: "eu", token_id: "c" })
       .execute();
-    expect(await migrateToLatest(store)).toEqual(["0003-search-index", "0004-reactors"]);
+    expect(await migrateToLatest(store)).toEqual([
+      "0003-search-index",
+      "0004-reactors",
+      "0005-reactor-invocations",
+    ]);
   });
   afterAll(async () => {
     await store?.close();
@@ -205,7 +209,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       .insertInto("applications")
       .values([application("app-a"), application("app-b")])
       .execute();
-    expect(await migrateToLatest(store)).toEqual(["0004-reactors"]);
+    expect(await migrateToLatest(store)).toEqual(["0004-reactors", "0005-reactor-invocations"]);
   });
   afterAll(async () => {
     await store?.close();

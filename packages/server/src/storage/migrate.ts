@@ -4,6 +4,7 @@ import * as m0001 from "./migrations/0001-initial.js";
 import * as m0002 from "./migrations/0002-tokens.js";
 import * as m0003 from "./migrations/0003-search-index.js";
 import * as m0004 from "./migrations/0004-reactors.js";
+import * as m0005 from "./migrations/0005-reactor-invocations.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -11,6 +12,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0002-tokens": m0002,
   "0003-search-index": m0003,
   "0004-reactors": m0004,
+  "0005-reactor-invocations": m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

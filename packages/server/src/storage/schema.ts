@@ -13,6 +13,8 @@ export interface Database {
   token_metadata_index: TokenMetadataIndexTable;
   token_container_index: TokenContainerIndexTable;
   reactors: ReactorsTable;
+  reactor_invocations: ReactorInvocationsTable;
+  webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
 }
 
 export interface TokensTable {
@@ -128,4 +130,43 @@ export interface ReactorsTable {
   created_at: string;
   modified_by: string | null;
   modified_at: string | null;
+}
+
+export interface ReactorInvocationsTable {
+  id: string;
+  tenant_id: string;
+  reactor_id: string;
+  requested_by: string;
+  callback_url: string;
+  timeout_ms: number;
+  /** pending, running, completed or failed. */
+  status: string;
+  run_attempts: number;
+  /** When a pending run may start; for a running one, when its lease ends. */
+  run_after: string;
+  run_owner: string | null;
+  /** base64 of AES-256-GCM output of the detokenized args' JSON; null once the run has ended. */
+  args: string | null;
+  /** base64 of AES-256-GCM output of the outcome's JSON; null until the run ends. */
+  outcome: string | null;
+  key_version: number;
+  /** null until the run ends; then pending, delivered or failed. */
+  delivery_status: string | null;
+  delivery_attempts: number;
+  /** When the next delivery attempt may start; while one is under way, when its lease ends. */
+  deliver_after: string | null;
+  delivery_owner: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  delivered_at: string | null;
+}
+
+export interface WebhookDeliveryAttemptsTable {
+  invocation_id: string;
+  attempt: number;
+  attempted_at: string;
+  duration_ms: number;
+  response_status: number | null;
+  error: string | null;
 }

@@ -75,6 +75,26 @@ export function tenantStore(db: Executor) {
       }));
     },
 
+    /** One purpose's keys, newest first, with the time each was added. */
+    async keysOf(
+      tenantId: string,
+      purpose: TenantKeyPurpose,
+    ): Promise<(WrappedTenantKey & { createdAt: string })[]> {
+      const rows = await db
+        .selectFrom("tenant_keys")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("purpose", "=", purpose)
+        .orderBy("version", "desc")
+        .execute();
+      return rows.map((row) => ({
+        purpose,
+        version: row.version,
+        wrapped: row.wrapped_key,
+        createdAt: row.created_at,
+      }));
+    },
+
     async getMeta(key: string): Promise<string | undefined> {
       const row = await db
         .selectFrom("tessera_meta")

@@ -1,0 +1,98 @@
+import type { Principal } from "../../applications/types.js";
+import type { Clock } from "../../clock.js";
+import { uuidv7 } from "../../crypto/uuid-v7.js";
+import { AppError } from "../../server/errors.js";
+import type { TenantKeys } from "../../tenants/keys.js";
+import { callbackUrlProblem, type CallbackUrlPolicy } from "../../webhooks/callback-url.js";
+import type { ReactorInvocation } from "../invoke.js";
+import { openJson, sealJson } from "./sealing.js";
+import type { InvocationStore } from "./store.js";
+import type { DeliveryAttempt, InvocationOutcome, InvocationRecord } from "./types.js";
+
+export interface AsyncReactRequest {
+  readonly args?: unknown;
+  readonly callbackUrl: string;
+  readonly timeoutMs: number;
+}
+
+/** An invocation as its requester may see it, outcome opened. */
+export interface InvocationView {
+  readonly record: InvocationRecord;
+  readonly outcome: InvocationOutcome | undefined;
+  readonly attempts: readonly DeliveryAttempt[];
+}
+
+export interface InvocationServiceDeps {
+  readonly store: InvocationStore;
+  readonly keys: TenantKeys;
+  readonly invocation: Pick<ReactorInvocation, "load" | "detokenize">;
+  readonly clock: Clock;
+  readonly callbackUrls: CallbackUrlPolicy;
+  /** Tells this instance's runner that work is waiting (others find it at their next poll). */
+  readonly enqueued: () => void;
+}
+
+export function createInvocationService(deps: InvocationServiceDeps) {
+  return {
+    /**
+     * POST /reactors/{id}/react with a `callback_url` (DESIGN §8). Everything a synchronous call would refuse
+     * up front is refused here too, before anything is stored: an unknown reactor, a bad callback URL, tokens
+     * that are unknown or not the caller's to use. The arguments are detokenized now, under the caller's rules
+     * as they are now, and kept sealed until the run.
+     */
+    async enqueue(principal: Principal, reactorId: string, request: AsyncReactRequest) {
+      const { tenantId } = principal;
+      await deps.invocation.load(tenantId, reactorId);
+      const problem = await callbackUrlProblem(request.callbackUrl, deps.callbackUrls);
+      if (problem !== undefined) throw AppError.validation({ callback_url: [problem] });
+      const args = await deps.invocation.detokenize(principal, request.args);
+
+      const now = deps.clock.now();
+      const id = uuidv7(now.getTime());
+      const key = await deps.keys.current(tenantId, "data");
+      await deps.store.insert({
+        id,
+        tenantId,
+        reactorId,
+        requestedBy: principal.application.id,
+        callbackUrl: request.callbackUrl,
+        timeoutMs: request.timeoutMs,
+        args: sealJson(key, tenantId, id, "args", args),
+        keyVersion: key.version,
+        createdAt: now.toISOString(),
+      });
+      deps.enqueued();
+      return { id, status: "pending" as const };
+    },
+
+    /**
+     * GET /reactors/{id}/invocations/{invocation_id}. Only the Application that asked may read an invocation:
+     * its outcome derives from data detokenized under that Application's rules, which another Application of
+     * the tenant may not be allowed to see. To anyone else it is missing.
+     */
+    async get(principal: Principal, reactorId: string, invocationId: string): Promise<InvocationView> {
+      const record = await deps.store.findById(principal.tenantId, invocationId);
+      if (
+        record === undefined ||
+        record.reactorId !== reactorId ||
+        record.requestedBy !== principal.application.id
+      ) {
+        throw AppError.notFound(`Invocation ${invocationId}`);
+      }
+      const outcome =
+        record.outcome === null ? undefined : await openOutcome(deps.keys, record, record.outcome);
+      return { record, outcome, attempts: await deps.store.deliveryAttempts(record.id) };
+    },
+  };
+}
+
+export type InvocationService = ReturnType<typeof createInvocationService>;
+
+export async function openOutcome(
+  keys: TenantKeys,
+  record: InvocationRecord,
+  sealed: string,
+): Promise<InvocationOutcome> {
+  const key = await keys.version(record.tenantId, "data", record.keyVersion);
+  return openJson(key, record.tenantId, record.id, "outcome", sealed) as InvocationOutcome;
+}

@@ -1,0 +1,302 @@
+import type { Selectable } from "kysely";
+import type { Store } from "../../storage/database.js";
+import type { ReactorInvocationsTable } from "../../storage/schema.js";
+import type { DeliveryAttempt, DeliveryStatus, InvocationRecord, InvocationStatus } from "./types.js";
+
+type Row = Selectable<ReactorInvocationsTable>;
+
+function fromRow(row: Row): InvocationRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    reactorId: row.reactor_id,
+    requestedBy: row.requested_by,
+    callbackUrl: row.callback_url,
+    timeoutMs: Number(row.timeout_ms),
+    status: row.status as InvocationStatus,
+    runAttempts: Number(row.run_attempts),
+    runAfter: row.run_after,
+    keyVersion: Number(row.key_version),
+    args: row.args,
+    outcome: row.outcome,
+    deliveryStatus: row.delivery_status as DeliveryStatus | null,
+    deliveryAttempts: Number(row.delivery_attempts),
+    deliverAfter: row.deliver_after,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    finishedAt: row.finished_at,
+    deliveredAt: row.delivered_at,
+  };
+}
+
+export interface NewInvocation {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly reactorId: string;
+  readonly requestedBy: string;
+  readonly callbackUrl: string;
+  readonly timeoutMs: number;
+  readonly args: string;
+  readonly keyVersion: number;
+  readonly createdAt: string;
+}
+
+/** A claim: the work is this instance's until `leaseUntil`; `owner` and the attempt number fence later writes. */
+export interface Claim {
+  readonly owner: string;
+  readonly now: string;
+  /** The lease's end for a claimed row, computed from the row itself. */
+  leaseUntil(record: InvocationRecord): string;
+}
+
+export interface FinishedRun {
+  readonly status: "completed" | "failed";
+  readonly outcome: string;
+  readonly keyVersion: number;
+  readonly finishedAt: string;
+}
+
+export interface DeliveryResult {
+  readonly attempt: DeliveryAttempt;
+  /** delivered, failed (given up), or pending again with the time of the next attempt. */
+  readonly next: { status: "delivered" } | { status: "failed" } | { status: "pending"; after: string };
+}
+
+/**
+ * The durable queue of asynchronous invocations. A claim is a conditional update inside a transaction; on
+ * PostgreSQL the candidate row is locked with `FOR UPDATE SKIP LOCKED`, so instances claiming at the same time
+ * take different rows instead of queueing on one. SQLite has one writer at a time, which serialises claims.
+ * Every write after a claim is fenced by the owner and the attempt number, so an instance whose lease ran out
+ * (and whose work another instance took over) can no longer change the row.
+ */
+export function invocationStore(store: Pick<Store, "db" | "dialect" | "transaction">) {
+  const { db } = store;
+  const locking = store.dialect === "postgres";
+
+  return {
+    async insert(invocation: NewInvocation): Promise<void> {
+      await db
+        .insertInto("reactor_invocations")
+        .values({
+          id: invocation.id,
+          tenant_id: invocation.tenantId,
+          reactor_id: invocation.reactorId,
+          requested_by: invocation.requestedBy,
+          callback_url: invocation.callbackUrl,
+          timeout_ms: invocation.timeoutMs,
+          status: "pending",
+          run_attempts: 0,
+          run_after: invocation.createdAt,
+          run_owner: null,
+          args: invocation.args,
+          outcome: null,
+          key_version: invocation.keyVersion,
+          delivery_status: null,
+          delivery_attempts: 0,
+          deliver_after: null,
+          delivery_owner: null,
+          created_at: invocation.createdAt,
+          started_at: null,
+          finished_at: null,
+          delivered_at: null,
+        })
+        .execute();
+    },
+
+    async findById(tenantId: string, id: string): Promise<InvocationRecord | undefined> {
+      const row = await db
+        .selectFrom("reactor_invocations")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    /**
+     * The next run that is due — pending, or running under a lease that has run out (its instance died) — now
+     * this claim's, with its attempt counted.
+     */
+    async claimRun(claim: Claim): Promise<InvocationRecord | undefined> {
+      return store.transaction(async (trx) => {
+        const row = await trx
+          .selectFrom("reactor_invocations")
+          .selectAll()
+          .where("status", "in", ["pending", "running"])
+          .where("run_after", "<=", claim.now)
+          .orderBy("run_after")
+          .limit(1)
+          .$if(locking, (query) => query.forUpdate().skipLocked())
+          .executeTakeFirst();
+        if (row === undefined) return undefined;
+        const record = fromRow(row);
+        const claimed: InvocationRecord = {
+          ...record,
+          status: "running",
+          runAttempts: record.runAttempts + 1,
+          startedAt: claim.now,
+        };
+        await trx
+          .updateTable("reactor_invocations")
+          .set({
+            status: "running",
+            run_attempts: claimed.runAttempts,
+            run_owner: claim.owner,
+            run_after: claim.leaseUntil(record),
+            started_at: claim.now,
+          })
+          .where("id", "=", record.id)
+          .where("run_attempts", "=", record.runAttempts)
+          .execute();
+        return claimed;
+      });
+    },
+
+    /** Records how the run ended and queues its webhook; false if this claim had lost the row meanwhile. */
+    async finishRun(claimed: InvocationRecord, owner: string, finished: FinishedRun): Promise<boolean> {
+      const result = await db
+        .updateTable("reactor_invocations")
+        .set({
+          status: finished.status,
+          outcome: finished.outcome,
+          key_version: finished.keyVersion,
+          args: null,
+          run_owner: null,
+          finished_at: finished.finishedAt,
+          delivery_status: "pending",
+          deliver_after: finished.finishedAt,
+        })
+        .where("id", "=", claimed.id)
+        .where("status", "=", "running")
+        .where("run_owner", "=", owner)
+        .where("run_attempts", "=", claimed.runAttempts)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+
+    /** Gives a claimed run back without counting it (the worker pool was full, or the instance is stopping). */
+    async releaseRun(claimed: InvocationRecord, owner: string, runAfter: string): Promise<void> {
+      await db
+        .updateTable("reactor_invocations")
+        .set({
+          status: "pending",
+          run_attempts: claimed.runAttempts - 1,
+          run_owner: null,
+          run_after: runAfter,
+        })
+        .where("id", "=", claimed.id)
+        .where("status", "=", "running")
+        .where("run_owner", "=", owner)
+        .where("run_attempts", "=", claimed.runAttempts)
+        .execute();
+    },
+
+    /** The next webhook due, now this claim's until its lease ends. */
+    async claimDelivery(claim: Claim): Promise<InvocationRecord | undefined> {
+      return store.transaction(async (trx) => {
+        const row = await trx
+          .selectFrom("reactor_invocations")
+          .selectAll()
+          .where("delivery_status", "=", "pending")
+          .where("deliver_after", "<=", claim.now)
+          .orderBy("deliver_after")
+          .limit(1)
+          .$if(locking, (query) => query.forUpdate().skipLocked())
+          .executeTakeFirst();
+        if (row === undefined) return undefined;
+        const record = fromRow(row);
+        const leaseUntil = claim.leaseUntil(record);
+        await trx
+          .updateTable("reactor_invocations")
+          .set({
+            delivery_owner: claim.owner,
+            delivery_attempts: record.deliveryAttempts + 1,
+            deliver_after: leaseUntil,
+          })
+          .where("id", "=", record.id)
+          .where("delivery_attempts", "=", record.deliveryAttempts)
+          .execute();
+        return { ...record, deliveryAttempts: record.deliveryAttempts + 1, deliverAfter: leaseUntil };
+      });
+    },
+
+    /** Records one delivery attempt and what comes next, in one transaction; fenced like finishRun. */
+    async recordDelivery(claimed: InvocationRecord, owner: string, result: DeliveryResult): Promise<boolean> {
+      return store.transaction(async (trx) => {
+        const { next, attempt } = result;
+        const updated = await trx
+          .updateTable("reactor_invocations")
+          .set({
+            delivery_status: next.status,
+            delivery_owner: null,
+            deliver_after: next.status === "pending" ? next.after : null,
+            ...(next.status === "delivered" && { delivered_at: attempt.attemptedAt }),
+          })
+          .where("id", "=", claimed.id)
+          .where("delivery_status", "=", "pending")
+          .where("delivery_owner", "=", owner)
+          .where("delivery_attempts", "=", claimed.deliveryAttempts)
+          .executeTakeFirst();
+        if (updated.numUpdatedRows === 0n) return false;
+        await trx
+          .insertInto("webhook_delivery_attempts")
+          .values({
+            invocation_id: claimed.id,
+            attempt: attempt.attempt,
+            attempted_at: attempt.attemptedAt,
+            duration_ms: attempt.durationMs,
+            response_status: attempt.responseStatus,
+            error: attempt.error,
+          })
+          .execute();
+        return true;
+      });
+    },
+
+    async deliveryAttempts(invocationId: string): Promise<DeliveryAttempt[]> {
+      const rows = await db
+        .selectFrom("webhook_delivery_attempts")
+        .selectAll()
+        .where("invocation_id", "=", invocationId)
+        .orderBy("attempt")
+        .execute();
+      return rows.map((row) => ({
+        attempt: Number(row.attempt),
+        attemptedAt: row.attempted_at,
+        durationMs: Number(row.duration_ms),
+        responseStatus: row.response_status === null ? null : Number(row.response_status),
+        error: row.error,
+      }));
+    },
+
+    /** Finished invocations whose webhook is settled, older than `before`: retention has run out for them. */
+    async deleteSettledBefore(before: string): Promise<number> {
+      const result = await db
+        .deleteFrom("reactor_invocations")
+        .where("finished_at", "<", before)
+        .where("delivery_status", "in", ["delivered", "failed"])
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+
+    /** Counts for metrics and tests: how much work is waiting. */
+    async backlog(): Promise<{ runs: number; deliveries: number }> {
+      const count = async (column: "status" | "delivery_status", values: string[]) =>
+        Number(
+          (
+            await db
+              .selectFrom("reactor_invocations")
+              .select((eb) => eb.fn.countAll().as("n"))
+              .where(column, "in", values)
+              .executeTakeFirstOrThrow()
+          ).n,
+        );
+      return {
+        runs: await count("status", ["pending", "running"]),
+        deliveries: await count("delivery_status", ["pending"]),
+      };
+    },
+  };
+}
+
+export type InvocationStore = ReturnType<typeof invocationStore>;
