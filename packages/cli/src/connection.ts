@@ -15,6 +15,11 @@ export const SERVER_FLAGS = {
 
 export type ServerValues = Values<typeof SERVER_FLAGS>;
 
+export interface ClientOptions {
+  /** How long to wait for each answer; default the SDK's 30 s. */
+  readonly timeoutMs?: number;
+}
+
 /**
  * Runs `work` with a client for the server the flags and environment name. A failure to reach the server is
  * rethrown with that server's URL, so the message can name it.
@@ -22,13 +27,20 @@ export type ServerValues = Values<typeof SERVER_FLAGS>;
 export async function withClient<T>(
   values: ServerValues,
   work: (client: TesseraClient) => Promise<T>,
+  { timeoutMs }: ClientOptions = {},
 ): Promise<T> {
   const url = serverUrl(values.url ?? nonEmpty(process.env.TESSERA_URL) ?? DEFAULT_URL);
   const apiKey = values.key ?? nonEmpty(process.env.SVC_API_KEY);
   if (apiKey === undefined || apiKey === "") {
     throw new ConfigurationError("no API key: set SVC_API_KEY or pass --key");
   }
-  const client = new TesseraClient({ baseUrl: url, apiKey, userAgent: `tessera-cli/${packageJson.version}` });
+  const client = new TesseraClient({
+    baseUrl: url,
+    apiKey,
+    userAgent: `tessera-cli/${packageJson.version}`,
+    fetch: withoutRedirects,
+    ...(timeoutMs !== undefined && { timeoutMs }),
+  });
   try {
     return await work(client);
   } catch (error) {
@@ -36,6 +48,14 @@ export async function withClient<T>(
     throw error;
   }
 }
+
+/**
+ * fetch follows redirects by default and sends every header again, SVC-API-KEY included, to wherever `Location`
+ * points, even another host. A reactor chooses its own status and headers (CustomHttpResponseError), so a
+ * followed redirect would hand the caller's key to an address of the reactor's choosing. A redirect is therefore
+ * answered as it is, and reported as a failure.
+ */
+const withoutRedirects: typeof fetch = (input, init) => fetch(input, { ...init, redirect: "manual" });
 
 function serverUrl(text: string): string {
   let url: URL;

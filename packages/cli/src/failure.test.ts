@@ -5,6 +5,7 @@ import {
   CommandFailure,
   ConfigurationError,
   EXIT,
+  ReactorResponse,
   ServerUnreachable,
   UsageError,
   explain,
@@ -81,6 +82,26 @@ describe("explain", () => {
       EXIT.failure,
       "the server failed (500 Internal server error): Quote request id req-1 to the operator",
     ],
+    [
+      new TesseraError(400, {
+        title: "Reactor error",
+        detail: "Bad Request",
+        errors: { card: ["\u001b[2Jexpired\nsee\u009b"] },
+      }),
+      EXIT.refused,
+      "the server refused the request (400 Reactor error): Bad Request: card: \\u001b[2Jexpired\\u000asee\\u009b",
+    ],
+    [
+      new TesseraError(301, ""),
+      EXIT.failure,
+      expect.stringMatching(/^the server answered 301, a redirect, /),
+    ],
+    [
+      new ReactorResponse(418, { brewing: true }),
+      EXIT.refused,
+      'the reactor answered 418 with its own response: {"brewing":true}',
+    ],
+    [new ReactorResponse(503, "x".repeat(600)), EXIT.failure, expect.stringMatching(/: "x{498}…$/)],
     // A proxy's page rather than a problem: only the status is known.
     [new TesseraError(502, "<html>Bad gateway</html>"), EXIT.failure, "the server failed (502)"],
     [

@@ -1,4 +1,5 @@
 import { TesseraConnectionError, TesseraError } from "@tessera/sdk";
+import { printable } from "./output/table.js";
 
 /**
  * Exit codes scripts can rely on (docs/cli.md). 3 and 4 let a script tell "try again later" from "fix the
@@ -29,9 +30,29 @@ export class CommandFailure extends Error {
   override name = "CommandFailure";
 }
 
-/** Input the CLI refuses itself for the reason the server would refuse it: a line of an import file that is not a JSON object. */
+/**
+ * Input refused for what it holds: by the CLI itself, for the reason the server would refuse it (a line of an
+ * import file that is not a JSON object), or by the server, restated against the input (a reactor's code file, by
+ * line and column).
+ */
 export class BadInput extends Error {
   override name = "BadInput";
+}
+
+/**
+ * A reactor answered with a response of its own (CustomHttpResponseError) outside 2xx: its status and JSON body,
+ * not a problem of the server's.
+ */
+export class ReactorResponse extends Error {
+  readonly status: number;
+  readonly body: unknown;
+
+  constructor(status: number, body: unknown) {
+    super(`the reactor answered ${status}`);
+    this.name = "ReactorResponse";
+    this.status = status;
+    this.body = body;
+  }
 }
 
 /** No answer from the server at `url`; `error` says why (refused, unknown host, timed out). */
@@ -53,8 +74,17 @@ export interface Explained {
   readonly message: string;
 }
 
-/** The one mapping from an error to an exit code and a one-line message (never a stack trace). */
+/**
+ * The one mapping from an error to an exit code and a one-line message (never a stack trace). Control characters
+ * are shown escaped: messages quote the server and, for a reactor's errors, text the reactor's code chose, which
+ * must not be able to drive the terminal or break the line.
+ */
 export function explain(error: unknown): Explained {
+  const { code, message } = explainUnescaped(error);
+  return { code, message: printable(message) };
+}
+
+function explainUnescaped(error: unknown): Explained {
   if (error instanceof UsageError) {
     return { code: EXIT.usage, message: `${error.message} (run '${error.command} --help' for usage)` };
   }
@@ -62,6 +92,7 @@ export function explain(error: unknown): Explained {
   if (error instanceof CommandFailure) return { code: EXIT.failure, message: error.message };
   if (error instanceof BadInput) return { code: EXIT.refused, message: error.message };
   if (error instanceof ServerUnreachable) return { code: EXIT.unreachable, message: unreachable(error) };
+  if (error instanceof ReactorResponse) return reactorResponse(error);
   if (error instanceof TesseraConnectionError) {
     return { code: EXIT.unreachable, message: `cannot reach the server: ${error.message}` };
   }
@@ -100,6 +131,18 @@ const ADVICE: Partial<Record<number, string>> = {
   403: "use a key whose Application holds that permission",
 };
 
+/** The longest part of a reactor's own body that goes into the message; the rest is cut. */
+const BODY_SHOWN = 500;
+
+function reactorResponse({ status, body }: ReactorResponse): Explained {
+  const text = JSON.stringify(body) ?? "";
+  const shown = text.length > BODY_SHOWN ? `${text.slice(0, BODY_SHOWN - 1)}…` : text;
+  return {
+    code: status >= 400 && status < 500 ? EXIT.refused : EXIT.failure,
+    message: `the reactor answered ${status} with its own response: ${shown}`,
+  };
+}
+
 function explainResponse(error: TesseraError): Explained {
   const status = `${error.status}${error.title === undefined ? "" : ` ${error.title}`}`;
   const fields = Object.entries(error.errors ?? {})
@@ -111,6 +154,13 @@ function explainResponse(error: TesseraError): Explained {
     (detail === "" ? "" : `: ${detail}`) +
     (fields === "" ? "" : `: ${fields}`) +
     (advice === undefined ? "" : `; ${advice}`);
+  if (error.status >= 300 && error.status < 400) {
+    // Never followed (connection.ts): the key would go wherever Location points.
+    return {
+      code: EXIT.failure,
+      message: `the server answered ${status}, a redirect, which the CLI does not follow: set TESSERA_URL or --url to the server's own address`,
+    };
+  }
   if (error.status >= 400 && error.status < 500) {
     return { code: EXIT.refused, message: `the server refused the request (${status})${said}` };
   }

@@ -3,12 +3,15 @@
  * exactly what docs/tokens.md and curl show, so they move between the two unchanged. The SDK speaks camelCase;
  * this is the one place the CLI converts between them.
  *
- * As in the SDK, the values of a token's `data`, `metadata` and `mask` belong to the caller and are never renamed,
- * and a leading underscore is kept (`_extras`).
+ * As in the SDK, the values of a token's `data`, `metadata` and `mask`, and of a reactor's `configuration`, belong to
+ * the caller and are never renamed, and a leading underscore is kept (`_extras`).
  */
 
 /** The keys of a token whose values are the caller's. */
 export const TOKEN_USER_DATA: ReadonlySet<string> = new Set(["data", "metadata", "mask"]);
+
+/** The keys of a reactor whose values are the caller's: configuration names are kept as written. */
+export const REACTOR_USER_DATA: ReadonlySet<string> = new Set(["configuration"]);
 
 const NONE: ReadonlySet<string> = new Set();
 

@@ -1,6 +1,7 @@
 import type { Command, Group } from "../args.js";
 import { applications } from "./applications.js";
 import { keys } from "./keys.js";
+import { reactors } from "./reactors.js";
 import { init, migrate, serve } from "./server.js";
 import { tenants } from "./tenants.js";
 import { tokens } from "./tokens.js";
@@ -9,4 +10,4 @@ import { tokens } from "./tokens.js";
 export const VAULT_COMMANDS: readonly (Command | Group)[] = [serve, init, migrate, keys];
 
 /** The commands that administer a running vault over its API. */
-export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens];
+export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens, reactors];

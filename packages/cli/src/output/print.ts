@@ -1,4 +1,4 @@
-import { formatDetails, formatTable, type Column } from "./table.js";
+import { formatDetails, formatTable, printable, type Column } from "./table.js";
 import { styleFor } from "./style.js";
 
 /** Machine output: the value as pretty-printed JSON on stdout. */
@@ -17,6 +17,16 @@ export function printTable(columns: readonly Column[], rows: readonly (readonly 
 
 export function printDetails(pairs: readonly (readonly [string, string | undefined])[]): void {
   process.stdout.write(formatDetails(pairs, styleFor(process.stdout)));
+}
+
+/**
+ * A labelled JSON value for people: the label, then the value pretty-printed and indented beneath it. JSON escapes
+ * only some control characters, so each line is made printable too.
+ */
+export function printJsonBlock(label: string, value: unknown): void {
+  const style = styleFor(process.stdout);
+  const lines = (JSON.stringify(value, null, 2) ?? "null").split("\n");
+  process.stdout.write(`${style.bold(label)}\n${lines.map((line) => `  ${printable(line)}`).join("\n")}\n`);
 }
 
 /** A line for the person at the terminal; on stdout, as part of the human-readable output. */
