@@ -2,6 +2,7 @@ import { Applications } from "./applications.js";
 import { Transport, type Fetch } from "./http.js";
 import { Reactors } from "./reactors.js";
 import { Tenants } from "./tenants.js";
+import { Webhooks } from "./webhooks-api.js";
 import { detokenize, tokenize } from "./tokenize.js";
 import { Tokens } from "./tokens.js";
 import type { TokenizeInput, Tokenized } from "./types.js";
@@ -49,6 +50,8 @@ export class TesseraClient {
   readonly tenants: Tenants;
   /** Tokens one at a time, lists and search. */
   readonly tokens: Tokens;
+  /** The secret that signs the webhooks of asynchronous reactor invocations. */
+  readonly webhooks: Webhooks;
   readonly #transport: Transport;
 
   constructor(options: TesseraClientOptions) {
@@ -57,6 +60,7 @@ export class TesseraClient {
     this.reactors = new Reactors(this.#transport);
     this.tenants = new Tenants(this.#transport);
     this.tokens = new Tokens(this.#transport);
+    this.webhooks = new Webhooks(this.#transport);
   }
 
   /**

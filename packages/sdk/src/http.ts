@@ -135,6 +135,8 @@ export class Transport {
         headers,
         ...(body !== undefined && { body: JSON.stringify(body) }),
         signal: controller.signal,
+        // A followed redirect would carry the API key to wherever the Location header says; a 3xx is an error.
+        redirect: "manual",
       });
       const text = await response.text();
       return { status: response.status, text, retryAfter: response.headers.get("retry-after") };

@@ -3,6 +3,7 @@ export { Applications } from "./applications.js";
 export { Reactors } from "./reactors.js";
 export { Tenants } from "./tenants.js";
 export { Tokens } from "./tokens.js";
+export { Webhooks } from "./webhooks-api.js";
 export {
   TesseraAuthenticationError,
   TesseraConflictError,

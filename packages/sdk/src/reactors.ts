@@ -2,7 +2,9 @@ import { REACTOR_USER_DATA, fromWire, pageFromWire, toWire } from "./case.js";
 import type { Transport } from "./http.js";
 import { appendPage, itemsOfEveryPage } from "./paging.js";
 import type {
+  AcceptedInvocation,
   CreateReactorInput,
+  Invocation,
   CreatedReactor,
   ListAllReactorsInput,
   ListReactorsInput,
@@ -13,6 +15,8 @@ import type {
 } from "./types.js";
 
 const MERGE_PATCH = "application/merge-patch+json";
+/** An invocation's outcome is the reactor's own JSON (and a problem document): returned as written. */
+const OUTCOME: ReadonlySet<string> = new Set(["result", "response", "error"]);
 
 /**
  * The Reactors API: JavaScript stored in the vault and run there. Needs a management key holding the matching
@@ -151,6 +155,53 @@ export class Reactors {
       body: input.args === undefined ? {} : { args: input.args },
     });
     return body as { raw?: Raw; tokens?: Tokens };
+  }
+
+  /**
+   * Invokes a reactor asynchronously: the server answers at once with the invocation's id, runs the reactor (for
+   * at most `timeoutMs`, 10,000–210,000, default 10,000) and POSTs its outcome to `callbackUrl` as a Standard
+   * Webhooks message signed with the tenant's secret, retrying for 24 hours. The arguments are detokenized (and
+   * checked) now: an unknown token is a {@link TesseraValidationError}, one the caller may not use a
+   * {@link TesseraForbiddenError}. Never retried.
+   *
+   * @example
+   * const { id } = await client.reactors.reactAsync(reactorId, {
+   *   args: { card: `{{ ${cardTokenId} }}` },
+   *   callbackUrl: "https://api.example.com/tessera/webhooks",
+   *   timeoutMs: 60_000,
+   * });
+   */
+  async reactAsync(
+    id: string,
+    input: { args?: unknown; callbackUrl: string; timeoutMs?: number },
+  ): Promise<AcceptedInvocation> {
+    const body = await this.#transport.send({
+      method: "POST",
+      path: `${pathOf(id)}/react`,
+      body: {
+        ...(input.args !== undefined && { args: input.args }),
+        callback_url: input.callbackUrl,
+        ...(input.timeoutMs !== undefined && { timeout_ms: input.timeoutMs }),
+      },
+    });
+    return fromWire<AcceptedInvocation>(body);
+  }
+
+  /**
+   * Gets an asynchronous invocation: `status` (pending, running, completed, failed), its outcome once finished
+   * (`result`, `response` or `error`, as the reactor and server wrote them) and `delivery` with every webhook
+   * attempt. Only the Application that made the invocation may read it; to others it is a 404.
+   *
+   * @example
+   * const invocation = await client.reactors.getInvocation(reactorId, id);
+   * if (invocation.delivery?.status === "failed") console.log(invocation.delivery.attempts.at(-1)?.error);
+   */
+  async getInvocation(reactorId: string, invocationId: string): Promise<Invocation> {
+    const body = await this.#transport.send({
+      method: "GET",
+      path: `${pathOf(reactorId)}/invocations/${encodeURIComponent(invocationId)}`,
+    });
+    return fromWire<Invocation>(body, OUTCOME);
   }
 
   /**

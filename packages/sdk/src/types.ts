@@ -162,6 +162,21 @@ export interface ListReactorsInput {
   size?: ListReactorsQuery["size"];
 }
 
+/**
+ * What an asynchronous invocation answers at once: its id, to look it up, and `status: "pending"`. Its outcome
+ * comes later as a signed webhook to the `callbackUrl` (verify it with {@link verifyWebhook}).
+ */
+export type AcceptedInvocation = Camelize<ResponseOf<"/reactors/{id}/react", "post", 202>>;
+
+/** Where an asynchronous invocation is: run attempts, its outcome once finished, and each webhook delivery attempt. */
+export type Invocation = Camelize<
+  ResponseOf<"/reactors/{id}/invocations/{invocation_id}", "get", 200>,
+  "result" | "response" | "error"
+>;
+
+/** The tenant's webhook signing secret in the `whsec_` form {@link verifyWebhook} takes. */
+export type WebhookSecret = Camelize<ResponseOf<"/webhooks/secret", "get", 200>>;
+
 /** A token request inside a tokenize body: an object whose string `type` marks it as one. */
 export type TokenizeRequest = CreateTokenInput & { type: TokenType };
 

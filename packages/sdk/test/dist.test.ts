@@ -192,6 +192,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
         "TesseraValidationError",
         "Tokens",
         "WebhookVerificationError",
+        "Webhooks",
         "verifyWebhook",
       ],
       tenant: "default",

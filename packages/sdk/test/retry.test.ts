@@ -126,6 +126,19 @@ describe("retries", () => {
     }
   });
 
+  it("never follows a redirect: the API key stays with the server it was meant for", async () => {
+    const elsewhere = await startLoopback();
+    try {
+      loopback.script({ status: 307, headers: { location: `${elsewhere.url}/steal` }, body: {} });
+      const error = await rejectionOf(clientWith().tenants.getSelf(), TesseraError);
+      expect(error.status).toBe(307);
+      expect(loopback.attempts).toHaveLength(1);
+      expect(elsewhere.attempts).toHaveLength(0);
+    } finally {
+      await elsewhere.close();
+    }
+  });
+
   it("never retries a connection failure or a timeout: the server may have acted on the request", async () => {
     let calls = 0;
     const counting = new TesseraClient({
