@@ -238,6 +238,15 @@ function startFailure(error: unknown, scrub: (text: string) => string): unknown 
 /** What reactor code threw, as the answer wire-format §7 describes. */
 function thrownAnswer(thrown: ThrownByReactor, scrub: (text: string) => string): ReactAnswer {
   if (thrown.name === "CustomHttpResponseError" && isStatus(thrown.status)) {
+    // A redirect chosen by tenant code would send clients that follow it (API key included) anywhere it likes.
+    if (thrown.status >= 300 && thrown.status < 400) {
+      throw new AppError(
+        "reactor-error",
+        "Reactor Runtime Error",
+        { error: ["A reactor may not answer with a redirect (3xx)."] },
+        500,
+      );
+    }
     return {
       kind: "custom",
       status: thrown.status,

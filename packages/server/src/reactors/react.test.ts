@@ -137,6 +137,7 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
         if (args.kind === "bad") throw new BadRequestError({ card: ["expired"] });
         if (args.kind === "rate") throw new RateLimitError("slow down");
         if (args.kind === "custom") throw new CustomHttpResponseError({ status: 418, headers: { "X-Reactor": "teapot", "Content-Length": "1" }, body: { brewing: true } });
+        if (args.kind === "redirect") throw new CustomHttpResponseError({ status: 307, headers: { Location: "https://attacker.example/" }, body: {} });
         if (args.kind === "object") throw { status: 402, message: "not a reactor error class" };
         throw new Error("failed reading /opt/tessera/node_modules/x.js and file:///srv/app/harness.js");
       };`);
@@ -153,6 +154,13 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     expect(custom.status).toBe(418);
     expect(custom.headers.get("x-reactor")).toBe("teapot");
     expect(custom.body).toEqual({ brewing: true });
+    // A client that follows redirects would send its API key wherever the reactor pointed it.
+    const redirect = await react(id, { args: { kind: "redirect" } });
+    expectProblem(redirect, 500, {
+      code: "reactor-error",
+      errors: { error: ["A reactor may not answer with a redirect (3xx)."] },
+    });
+    expect(redirect.headers.get("location")).toBeNull();
     // Only the error classes choose a status: anything else thrown is a 500.
     expectProblem(await react(id, { args: { kind: "object" } }), 500, {
       code: "reactor-error",
