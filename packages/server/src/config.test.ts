@@ -127,6 +127,44 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("reads the webhook and background-work settings, strictly", () => {
+    expect(loadConfig({}, "/srv")).toMatchObject({
+      webhooks: { allowPrivate: false, timeoutMs: 10_000, retryBaseMs: 5_000 },
+      jobs: { pollMs: 1_000, concurrency: 4, retentionMs: 168 * 3_600_000 },
+    });
+    expect(
+      loadConfig(
+        {
+          TESSERA_WEBHOOK_ALLOW_PRIVATE: " TRUE ",
+          TESSERA_WEBHOOK_TIMEOUT_MS: "2000",
+          TESSERA_WEBHOOK_RETRY_BASE_MS: "100",
+          TESSERA_JOB_POLL_MS: "50",
+          TESSERA_ASYNC_CONCURRENCY: "16",
+          TESSERA_INVOCATION_RETENTION_HOURS: "24",
+        },
+        "/srv",
+      ),
+    ).toMatchObject({
+      webhooks: { allowPrivate: true, timeoutMs: 2_000, retryBaseMs: 100 },
+      jobs: { pollMs: 50, concurrency: 16, retentionMs: 24 * 3_600_000 },
+    });
+    expect(
+      problemsOf({
+        TESSERA_WEBHOOK_ALLOW_PRIVATE: "yes",
+        TESSERA_WEBHOOK_TIMEOUT_MS: "99",
+        TESSERA_JOB_POLL_MS: "0",
+        TESSERA_ASYNC_CONCURRENCY: "1000",
+        TESSERA_INVOCATION_RETENTION_HOURS: "0",
+      }),
+    ).toEqual([
+      "TESSERA_WEBHOOK_ALLOW_PRIVATE must be true or false",
+      "TESSERA_WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000",
+      "TESSERA_JOB_POLL_MS must be an integer from 10 to 60000",
+      "TESSERA_ASYNC_CONCURRENCY must be an integer from 1 to 256",
+      "TESSERA_INVOCATION_RETENTION_HOURS must be an integer from 1 to 8760",
+    ]);
+  });
+
   it("reports every problem at once", () => {
     expect(
       problemsOf({
