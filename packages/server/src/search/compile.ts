@@ -16,9 +16,33 @@ export interface SearchScope {
 
 /** The two statements of one search: a page of token rows in result order, and the total count. */
 export interface CompiledSearch {
+  /** `limit` is a positive integer; each row holds PAGE_COLUMNS, in that order. */
   page(offset: number, limit: number): RawBuilder<Database["tokens"]>;
   count(): RawBuilder<{ n: number | string | bigint }>;
 }
+
+/**
+ * What a page statement reads of each token, in this order: everything but the tenant, which the search is
+ * scoped by. Readers that take rows as arrays (tokens/store.ts) rely on the order.
+ */
+export const PAGE_COLUMNS = [
+  "id",
+  "type",
+  "ciphertext",
+  "key_version",
+  "fingerprint",
+  "fingerprint_expression",
+  "mask",
+  "search_indexes",
+  "metadata",
+  "containers",
+  "expires_at",
+  "created_by",
+  "created_at",
+  "modified_by",
+  "modified_at",
+] as const;
+const PAGE_SELECT = sql.join(PAGE_COLUMNS.map((column) => sql.ref(`t.${column}`)));
 
 type IndexTable = "token_data_index" | "token_metadata_index" | "token_container_index";
 /** The terms whose index rows a search can walk. */
@@ -103,13 +127,19 @@ export function compileSearch(predicate: Predicate | undefined, scope: SearchSco
 
   return {
     page(offset, limit) {
+      if (!Number.isSafeInteger(limit) || limit < 1) {
+        throw new RangeError(`a search page holds a positive whole number of tokens, not ${limit}`);
+      }
       // The page is chosen on the narrowest rows (index only, when it can be), and only its tokens are read.
+      // LIMIT is the one value written into the text: SQLite (3.53) prepares a statement again on every run when
+      // its LIMIT is a bound parameter, which cost more than a small search itself. It is a checked integer (an
+      // integer cannot carry SQL), and the API allows 1 to 100, so the statement cache holds one per size used.
       return sql<Database["tokens"]>`
-        select t.* from (
+        select ${PAGE_SELECT} from (
           select ${id} as token_id, ${created} as created_at from ${from}
           where ${noMatch ? sql`1 = 0` : where}
           order by ${created} desc, ${id} desc
-          limit ${limit} offset ${offset}
+          limit ${sql.lit(limit)} offset ${offset}
         ) as p
         join tokens as t on t.tenant_id = ${scope.tenantId} and t.id = p.token_id
         order by p.created_at desc, p.token_id desc`;

@@ -44,10 +44,15 @@ describe("search SQL", () => {
       const { sql: text, parameters } = page.compile(db);
       expect(text).not.toMatch(/secret|eu|token'/i);
       expect(parameters).toContain(blindIndex(INDEX_KEY, "secret 123"));
-      expect(parameters).toEqual(expect.arrayContaining(["tenant-1", "region", "eu", "token", 20, 40]));
+      expect(parameters).toEqual(expect.arrayContaining(["tenant-1", "region", "eu", "token", 40]));
       expect(JSON.stringify(parameters).toLowerCase()).not.toContain("secret");
+      // The page size alone is written into the text (a checked integer; see compile.ts).
+      expect(text).toMatch(/limit 20 offset (\?|\$\d+)/);
     }
     expect(page.compile(sqliteDb).sql).toContain("d.blind_value = ?");
+    for (const size of [0, -1, 2.5, Number.NaN, 2 ** 53]) {
+      expect(() => compiled("type:token").page(0, size)).toThrow(RangeError);
+    }
     expect(page.compile(postgresDb).sql).toMatch(/d\.blind_value = \$\d+/);
   });
 

@@ -24,6 +24,12 @@ export type RunWrite = (query: CompiledQuery) => Promise<void>;
 /** Like ReadOne, for every row: searches, whose statements are read-only and may take a while. */
 export type ReadAll = <Row>(query: CompiledQuery) => Promise<Row[]>;
 
+/**
+ * Like ReadAll, each row as an array of its columns in select order. A page of search results is read this way:
+ * better-sqlite3 builds an object row one property at a time, which cost more per token than reading it.
+ */
+export type ReadArrays = <Row extends readonly unknown[]>(query: CompiledQuery) => Promise<Row[]>;
+
 /** The plain path, through Kysely; used on PostgreSQL and whenever no faster reader exists. */
 function readOneThrough(db: Executor): ReadOne {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows[0];
@@ -33,6 +39,14 @@ function readAllThrough(db: Executor): ReadAll {
   return async <Row>(query: CompiledQuery) => (await db.executeQuery<Row>(query)).rows;
 }
 
+/** Drivers answer objects whose members come in select order; the statements never repeat a column name. */
+function readArraysThrough(db: Executor): ReadArrays {
+  return async <Row extends readonly unknown[]>(query: CompiledQuery) =>
+    (await db.executeQuery<Record<string, unknown>>(query)).rows.map(
+      (row) => Object.values(row) as unknown as Row,
+    );
+}
+
 export function runThrough(db: Executor): RunWrite {
   return async (query) => {
     await db.executeQuery(query);
@@ -40,10 +54,15 @@ export function runThrough(db: Executor): RunWrite {
 }
 
 /** The read paths a store offers beside its query builder. */
-export type Reads = Pick<Store, "readOne" | "readAll" | "dataVersion">;
+export type Reads = Pick<Store, "readOne" | "readAll" | "readArrays" | "dataVersion">;
 
 export function readsThrough(db: Executor): Reads {
-  return { readOne: readOneThrough(db), readAll: readAllThrough(db), dataVersion: () => undefined };
+  return {
+    readOne: readOneThrough(db),
+    readAll: readAllThrough(db),
+    readArrays: readArraysThrough(db),
+    dataVersion: () => undefined,
+  };
 }
 
 export interface Store {
@@ -51,6 +70,7 @@ export interface Store {
   readonly db: Executor;
   readonly readOne: ReadOne;
   readonly readAll: ReadAll;
+  readonly readArrays: ReadArrays;
   /**
    * A number that changes whenever anything is committed to the database, by this process or another; undefined
    * where there is none (PostgreSQL). Lets a cache of query results be exact rather than merely recent.
@@ -97,6 +117,7 @@ function openSqlite(file: string): Store {
     db,
     readOne: reader?.readOne ?? readOneThrough(db),
     readAll: reader?.readAll ?? readAllThrough(db),
+    readArrays: reader?.readArrays ?? readArraysThrough(db),
     dataVersion: () => reader?.dataVersion(),
     transaction: (fn) => db.transaction().execute(fn),
     write: groupCommit(db, connection, prepare),
@@ -119,6 +140,7 @@ function openSqlite(file: string): Store {
 function openReader(file: string): {
   readOne: ReadOne;
   readAll: ReadAll;
+  readArrays: ReadArrays;
   dataVersion(): number;
   close(): void;
 } {
@@ -127,11 +149,15 @@ function openReader(file: string): {
   connection.pragma(`cache_size = -${READER_CACHE_KIB}`);
   connection.pragma("busy_timeout = 5000");
   const prepare = statementCache(connection);
+  // Raw mode belongs to a statement, so statements read as arrays have a cache of their own.
+  const prepareRaw = statementCache(connection, (statement) => statement.raw(true));
   const version = connection.prepare("pragma data_version").pluck();
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
     readAll: async <Row>(query: CompiledQuery) => prepare(query.sql).all(...query.parameters) as Row[],
+    readArrays: async <Row extends readonly unknown[]>(query: CompiledQuery) =>
+      prepareRaw(query.sql).all(...query.parameters) as Row[],
     // SQLite's data_version changes for this connection whenever another connection (our writer, or another
     // process) commits; this connection never writes.
     dataVersion: () => version.get() as number,
@@ -152,12 +178,15 @@ const READER_CACHE_KIB = 65_536;
  * queries are built from a fixed set of shapes (values are always parameters), so a small cache keyed by SQL
  * text holds them all. Kysely runs one query at a time on this connection, so a statement is never shared.
  */
-function statementCache(connection: SQLite.Database): (text: string) => SQLite.Statement {
+function statementCache(
+  connection: SQLite.Database,
+  configure: (statement: SQLite.Statement) => SQLite.Statement = (statement) => statement,
+): (text: string) => SQLite.Statement {
   const cache = new Map<string, SQLite.Statement>();
   return (text) => {
     let statement = cache.get(text);
     if (statement === undefined) {
-      statement = connection.prepare(text);
+      statement = configure(connection.prepare(text));
       if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
       cache.set(text, statement);
     }

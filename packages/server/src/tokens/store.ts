@@ -5,6 +5,7 @@ import {
   coversEverything,
   searchKey,
   topLevelPaths,
+  type PAGE_COLUMNS,
   type SearchScope,
 } from "../search/compile.js";
 import type { Predicate } from "../search/predicate.js";
@@ -39,6 +40,36 @@ function fromRow(row: Row): StoredToken {
       modifiedAt: row.modified_at,
     },
     sealed: { ciphertext: row.ciphertext, keyVersion: row.key_version },
+  };
+}
+
+/** A row of a search page: the columns of PAGE_COLUMNS, in that order. */
+type PageRow = ColumnsOf<typeof PAGE_COLUMNS>;
+type ColumnsOf<T extends readonly (keyof Row)[]> = {
+  readonly [I in keyof T]: T[I] extends keyof Row ? Row[T[I]] : never;
+};
+
+function fromPageRow(tenantId: string, row: PageRow): StoredToken {
+  const [id, type, ciphertext, keyVersion, fingerprint, fingerprintExpression, mask, searchIndexes] = row;
+  const [, , , , , , , , metadata, containers, expiresAt, createdBy, createdAt, modifiedBy, modifiedAt] = row;
+  return {
+    record: {
+      id,
+      tenantId,
+      type: type as TokenType,
+      fingerprint,
+      fingerprintExpression,
+      mask: mask === null ? null : (JSON.parse(mask) as MaskExpression),
+      searchIndexes: JSON.parse(searchIndexes) as string[],
+      metadata: JSON.parse(metadata) as Record<string, string>,
+      containers: JSON.parse(containers) as string[],
+      expiresAt,
+      createdBy,
+      createdAt,
+      modifiedBy,
+      modifiedAt,
+    },
+    sealed: { ciphertext, keyVersion },
   };
 }
 
@@ -128,7 +159,7 @@ function searchCache(reads: Reads) {
 
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
 export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
-  const { readOne, readAll } = reads;
+  const { readOne, readAll, readArrays } = reads;
   const cached = searchCache(reads);
   const nextExpiry = async (now: string) =>
     (
@@ -338,7 +369,7 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         visiblePaths: coversEverything(scope.visiblePaths, tops) ? [ROOT] : scope.visiblePaths,
       };
       const compiled = compileSearch(predicate, visible);
-      const rows = await readAll<Row>(compiled.page(page.offset, page.limit).compile(db));
+      const rows = await readArrays<PageRow>(compiled.page(page.offset, page.limit).compile(db));
       // A page that is not full ends the results, so it also tells how many there are.
       const total =
         rows.length < page.limit && (rows.length > 0 || page.offset === 0)
@@ -347,7 +378,7 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
               const [row] = await readAll<{ n: number | string }>(compiled.count().compile(db));
               return { value: Number(row?.n ?? 0), until: await nextExpiry(scope.now) };
             });
-      return { items: rows.map(fromRow), total };
+      return { items: rows.map((row) => fromPageRow(scope.tenantId, row)), total };
     },
 
     /** Tokens still sealed under a data key older than `version`, for `keys rewrap`. */
