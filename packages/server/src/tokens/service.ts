@@ -1,4 +1,11 @@
-import { decide, mayWriteInto, ruleContainers, type Decision } from "../access/decide.js";
+import {
+  decide,
+  decideAmong,
+  effectiveRules,
+  mayWriteInto,
+  ruleContainers,
+  type Decision,
+} from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
 import { containerProblem, normalizeContainer } from "../access/rules.js";
 import type { Principal } from "../applications/types.js";
@@ -132,6 +139,17 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
     return { ...record, data: openData(key, record.tenantId, record.id, sealed) };
   }
 
+  /** The data keys of a tenant's tokens, looked up once per key version rather than once per token. */
+  async function dataKeys(tenantId: string, items: readonly StoredToken[]): Promise<Map<number, Buffer>> {
+    const found = new Map<number, Buffer>();
+    for (const { sealed } of items) {
+      if (!found.has(sealed.keyVersion)) {
+        found.set(sealed.keyVersion, await keys.version(tenantId, "data", sealed.keyVersion));
+      }
+    }
+    return found;
+  }
+
   function evaluate(template: string, scope: ExpressionScope, field: string, errors: FieldErrors): unknown {
     try {
       return expressions.evaluate(template, scope);
@@ -149,21 +167,23 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
     );
   }
 
-  /** Redact drops the data; mask shows the evaluated mask, or nothing when the token has none; reveal shows it. */
   function show(decision: Decision, token: Token): TokenView {
+    return showData(decision, token, token.data);
+  }
+
+  /** Redact drops the data; mask shows the evaluated mask, or nothing when the token has none; reveal shows it. */
+  function showData(decision: Decision, record: TokenRecord, data: unknown): TokenView {
     switch (decision.transform) {
       case "reveal":
-        return { record: token, shown: { value: token.data } };
+        return { record, shown: { value: data } };
       case "redact":
-        return { record: token };
+        return { record };
       case "mask": {
-        if (token.mask === null) return { record: token };
+        if (record.mask === null) return { record };
         const errors: FieldErrors = {};
-        const masked = evaluateMask(token.mask, token.data, errors);
+        const masked = evaluateMask(record.mask, data, errors);
         // A mask that no longer fits the data (changed by an update) fails closed: nothing is shown.
-        return Object.keys(errors).length > 0
-          ? { record: token }
-          : { record: token, shown: { value: masked } };
+        return Object.keys(errors).length > 0 ? { record } : { record, shown: { value: masked } };
       }
     }
   }
@@ -520,15 +540,15 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         },
         { offset: offsetOf(page), limit: page.size },
       );
-      const views = await Promise.all(
-        items.map(async (stored) => {
-          const decision = decide(principal.application, "token:search", stored.record.containers);
-          // The statement already holds the caller's rules; a row it returns must have a deciding rule.
-          if (decision === undefined)
-            throw new Error(`search returned token ${stored.record.id} it may not show`);
-          return show(decision, await open(stored));
-        }),
-      );
+      const rules = effectiveRules(principal.application);
+      const dataKey = await dataKeys(principal.tenantId, items);
+      const views = items.map(({ record, sealed }) => {
+        const decision = decideAmong(rules, "token:search", record.containers);
+        // The statement already holds the caller's rules; a row it returns must have a deciding rule.
+        if (decision === undefined) throw new Error(`search returned token ${record.id} it may not show`);
+        const key = dataKey.get(sealed.keyVersion)!;
+        return showData(decision, record, openData(key, record.tenantId, record.id, sealed));
+      });
       return toPage(views, total, page);
     },
 
