@@ -64,7 +64,9 @@ try {
       (spare[name] ??= []).push(performance.now() - started);
     }
   }
-  process.stdout.write(`${ROUNDS} rounds; ms, p50 / p90 (min–max)\n`);
+  // The machine's load says how much to trust the figures: compare cases within one run only.
+  const load = os.loadavg().map((l) => l.toFixed(1));
+  process.stdout.write(`${ROUNDS} rounds, load average ${load.join(" ")}; ms, p50 / p90 (min–max)\n`);
   process.stdout.write(`${"".padEnd(12)}${"spawn → first result".padEnd(28)}spare: load → first result\n`);
   for (const name of Object.keys(CASES)) {
     process.stdout.write(`${name.padEnd(12)}${summary(cold[name]!).padEnd(28)}${summary(spare[name]!)}\n`);
