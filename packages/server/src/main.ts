@@ -4,6 +4,10 @@ import type { FastifyInstance } from "fastify";
 import { pino, type Logger } from "pino";
 import { startExpirySweeper } from "./server/expiry-sweeper.js";
 import { createApplicationService, type ApplicationService } from "./applications/service.js";
+import { createAuditRecorder, type AuditRecorder } from "./audit/recorder.js";
+import { sealAuditLog, startAuditSealer } from "./audit/sealer.js";
+import { createAuditService, type AuditService } from "./audit/service.js";
+import { verifyAuditLog, type ChainReport } from "./audit/verify.js";
 import { systemClock, type Clock } from "./clock.js";
 import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
@@ -40,6 +44,14 @@ export interface Vault {
   readonly tenantKeys: TenantKeys;
   readonly invocationStore: InvocationStore;
   readonly webhookSecrets: WebhookSecrets;
+  readonly audit: {
+    readonly recorder: AuditRecorder;
+    readonly service: AuditService;
+    /** Chains what was recorded since the last pass; the server does it every poll interval. */
+    seal(): Promise<number>;
+    /** `tessera audit verify`. */
+    verify(tenantIds?: readonly string[]): Promise<ChainReport[]>;
+  };
   readonly clock: Clock;
   close(): Promise<void>;
 }
@@ -67,9 +79,10 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     const applied = await migrateToLatest(store);
     if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
     const keyring = createKeyring(masterKey.key);
-    const tenants = createTenantService({ store, keyring, clock });
+    const audit = createAuditRecorder({ store, clock });
+    const tenants = createTenantService({ store, keyring, clock, audit });
     await tenants.verifyMasterKey();
-    const applications = createApplicationService({ db: store.db, reads: store, clock });
+    const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
     const tenantKeys = createTenantKeys({ db: store.db, keyring, clock });
     const tokens = createTokenService({
       store,
@@ -77,8 +90,8 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       expressions: createExpressionEngine(),
       clock,
     });
-    const reactors = createReactorService({ db: store.db, keys: tenantKeys, clock });
-    const keys = createKeyRotation({ store, keyring, clock });
+    const reactors = createReactorService({ db: store.db, keys: tenantKeys, clock, audit });
+    const keys = createKeyRotation({ store, keyring, clock, audit });
     const reactorRuntime = createReactorRuntime(config.reactors);
     return {
       store,
@@ -90,7 +103,13 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       keys,
       tenantKeys,
       invocationStore: invocationStore(store),
-      webhookSecrets: createWebhookSecrets({ store, keyring, clock }),
+      webhookSecrets: createWebhookSecrets({ store, keyring, clock, audit }),
+      audit: {
+        recorder: audit,
+        service: createAuditService({ db: store.db }),
+        seal: () => sealAuditLog(store, keyring, clock),
+        verify: (tenantIds) => verifyAuditLog(store, keyring, clock, tenantIds),
+      },
       clock,
       close: async () => {
         await reactorRuntime.close();
@@ -174,6 +193,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     invocations,
     credentials,
     webhookSecrets: vault.webhookSecrets,
+    audit: vault.audit.service,
     tenants: vault.tenants,
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },
@@ -207,11 +227,13 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
         log: workLog,
       });
       deliverer = delivering;
+      const sealer = startAuditSealer({ seal: () => vault.audit.seal(), log: workLog }, config.jobs.pollMs);
       return async () => {
         // Stopping the workers ends the runs under way; the runner hands them back for another instance or
         // the next start instead of reporting them failed.
         await Promise.all([started.stop(), vault.reactorRuntime.close()]);
         await delivering.stop();
+        await sealer.stop();
       };
     },
   };

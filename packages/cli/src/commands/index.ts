@@ -1,5 +1,6 @@
 import type { Command, Group } from "../args.js";
 import { applications } from "./applications.js";
+import { audit } from "./audit.js";
 import { keys } from "./keys.js";
 import { reactors } from "./reactors.js";
 import { init, migrate, serve } from "./server.js";
@@ -7,7 +8,7 @@ import { tenants } from "./tenants.js";
 import { tokens } from "./tokens.js";
 
 /** The commands that run the vault itself, with the server's environment. */
-export const VAULT_COMMANDS: readonly (Command | Group)[] = [serve, init, migrate, keys];
+export const VAULT_COMMANDS: readonly (Command | Group)[] = [serve, init, migrate, keys, audit];
 
 /** The commands that administer a running vault over its API. */
 export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens, reactors];

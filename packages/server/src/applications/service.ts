@@ -6,6 +6,8 @@ import {
   type Permission,
 } from "../access/permissions.js";
 import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
+import { auditEntry } from "../audit/entry.js";
+import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import { AppError, parseTimestamp, textProblem, type FieldErrors } from "../server/errors.js";
@@ -36,9 +38,24 @@ export interface ApplicationServiceDeps {
   /** The store's hot-path readers (authentication); Kysely on `db` when absent. */
   readonly reads?: Reads;
   readonly clock: Clock;
+  readonly audit: AuditRecorder;
 }
 
-export function createApplicationService({ db, reads, clock }: ApplicationServiceDeps) {
+/** What the log keeps of a grant: who may do what where, which is what a review of access asks. */
+function grantDetails(application: Pick<Application, "type" | "permissions" | "rules">) {
+  return {
+    type: application.type,
+    permissions: application.permissions,
+    rules: application.rules.map((r) => ({
+      container: r.container,
+      priority: r.priority,
+      transform: r.transform,
+      permissions: r.permissions,
+    })),
+  };
+}
+
+export function createApplicationService({ db, reads, clock, audit }: ApplicationServiceDeps) {
   const store = applicationStore(db, reads);
 
   async function findVisible(principal: Principal, id: string): Promise<Application> {
@@ -73,13 +90,25 @@ export function createApplicationService({ db, reads, clock }: ApplicationServic
           expiresAt <= now.toISOString() && { expires_at: ["must be in the future"] }),
       });
       assertMayGrant(principal, checked.permissions);
-      return insertApplication(db, {
-        tenantId: principal.tenantId,
-        createdBy: principal.application.id,
-        createdAt: now,
-        expiresAt,
-        type: input.type,
-        ...checked,
+      return db.transaction().execute(async (trx) => {
+        const issued = await insertApplication(trx, {
+          tenantId: principal.tenantId,
+          createdBy: principal.application.id,
+          createdAt: now,
+          expiresAt,
+          type: input.type,
+          ...checked,
+        });
+        const { application } = issued;
+        await audit.within(trx, [
+          auditEntry(
+            principal,
+            "application.create",
+            { type: "application", id: application.id },
+            { details: grantDetails(application) },
+          ),
+        ]);
+        return issued;
       });
     },
 
@@ -104,8 +133,19 @@ export function createApplicationService({ db, reads, clock }: ApplicationServic
       assertMayGrant(principal, checked.permissions);
       const modifiedAt = clock.now().toISOString();
       const changes = { ...checked, modifiedBy: principal.application.id, modifiedAt };
-      if (!(await store.update(principal.tenantId, id, changes)))
-        throw AppError.notFound(`Application ${id}`);
+      await db.transaction().execute(async (trx) => {
+        if (!(await applicationStore(trx).update(principal.tenantId, id, changes))) {
+          throw AppError.notFound(`Application ${id}`);
+        }
+        await audit.within(trx, [
+          auditEntry(
+            principal,
+            "application.update",
+            { type: "application", id },
+            { details: grantDetails({ type: current.type, ...checked }) },
+          ),
+        ]);
+      });
       return { ...current, ...checked, modifiedBy: changes.modifiedBy, modifiedAt };
     },
 
@@ -114,14 +154,26 @@ export function createApplicationService({ db, reads, clock }: ApplicationServic
       const current = await findVisible(principal, id);
       const key = generateApiKey(current.type);
       const modified = { by: principal.application.id, at: clock.now().toISOString() };
-      if (!(await store.replaceKeyHash(principal.tenantId, id, hashApiKey(key), modified))) {
-        throw AppError.notFound(`Application ${id}`);
-      }
+      await db.transaction().execute(async (trx) => {
+        if (
+          !(await applicationStore(trx).replaceKeyHash(principal.tenantId, id, hashApiKey(key), modified))
+        ) {
+          throw AppError.notFound(`Application ${id}`);
+        }
+        await audit.within(trx, [
+          auditEntry(principal, "application.regenerate_key", { type: "application", id }),
+        ]);
+      });
       return { application: { ...current, modifiedBy: modified.by, modifiedAt: modified.at }, key };
     },
 
     async delete(principal: Principal, id: string): Promise<void> {
-      if (!(await store.delete(principal.tenantId, id))) throw AppError.notFound(`Application ${id}`);
+      await db.transaction().execute(async (trx) => {
+        if (!(await applicationStore(trx).delete(principal.tenantId, id))) {
+          throw AppError.notFound(`Application ${id}`);
+        }
+        await audit.within(trx, [auditEntry(principal, "application.delete", { type: "application", id })]);
+      });
     },
 
     /** Removes every Application whose `expires_at` has passed (spec §3). */

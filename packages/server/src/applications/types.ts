@@ -19,4 +19,6 @@ export interface Application {
 export interface Principal {
   readonly tenantId: string;
   readonly application: Application;
+  /** The request this principal acts in, for the audit log. */
+  readonly requestId?: string;
 }

@@ -3,9 +3,10 @@ import { decrypt, encrypt } from "./cipher.js";
 
 /**
  * Per-tenant secrets (DESIGN §5.1–5.2): `data` encrypts token data, `fingerprint` and `index` key the HMACs of
- * fingerprints and search-index values, `webhook` signs webhook deliveries. Each is versioned so it can rotate.
+ * fingerprints and search-index values, `webhook` signs webhook deliveries, `audit` chains the audit log. Each is
+ * versioned so it can rotate. Tenants made before `audit` existed get that key when their log is first sealed.
  */
-export const TENANT_KEY_PURPOSES = ["data", "fingerprint", "index", "webhook"] as const;
+export const TENANT_KEY_PURPOSES = ["data", "fingerprint", "index", "webhook", "audit"] as const;
 export type TenantKeyPurpose = (typeof TENANT_KEY_PURPOSES)[number];
 
 export interface WrappedTenantKey {

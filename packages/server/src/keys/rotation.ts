@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { AuditRecorder } from "../audit/recorder.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { openConfigurationBytes, sealConfigurationBytes } from "../reactors/sealing.js";
 import { reactorStore } from "../reactors/store.js";
@@ -33,9 +34,12 @@ export function createKeyRotation({
   store,
   keyring,
   clock,
+  audit,
 }: {
   store: Store;
   keyring: Keyring;
+  /** Absent where nothing is recorded (tests of the key machinery). */
+  audit?: AuditRecorder;
   clock: Clock;
 }) {
   const keys = createTenantKeys({ db: store.db, keyring, clock, ttlMs: 0 });
@@ -83,6 +87,17 @@ export function createKeyRotation({
               keyring.newKey(tenantId, "data", current + 1),
               clock.now().toISOString(),
             );
+            // Run from the command line: Tessera itself acts, so there is no actor.
+            await audit?.within(trx, [
+              {
+                tenantId,
+                actorId: null,
+                action: "tenant.rotate_data_key",
+                entityType: "tenant",
+                entityId: tenantId,
+                details: { version: current + 1 },
+              },
+            ]);
             return current + 1;
           },
           { lock: `tessera:keys:${tenantId}` },

@@ -11,6 +11,7 @@ import {
   type TestServer,
 } from "../../test/harness.js";
 import { loadConfig } from "../config.js";
+import { createAuditRecorder } from "../audit/recorder.js";
 import { createKeyring } from "../crypto/keyring.js";
 import { createKeyRotation } from "../keys/rotation.js";
 import { openStore, type Store } from "../storage/database.js";
@@ -48,6 +49,7 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors at rest", () => {
       db: store.db,
       keys: createTenantKeys({ db: store.db, keyring, clock: server.clock }),
       clock: server.clock,
+      audit: createAuditRecorder({ store, clock: server.clock }),
     });
     tenantId = (await server.request("GET", "/applications/key")).body.tenant_id;
   });

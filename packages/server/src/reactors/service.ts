@@ -1,4 +1,6 @@
 import { applicationStore } from "../applications/store.js";
+import { auditEntry } from "../audit/entry.js";
+import type { AuditRecorder } from "../audit/recorder.js";
 import type { Application, Principal } from "../applications/types.js";
 import type { Clock } from "../clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
@@ -42,9 +44,19 @@ export interface ReactorServiceDeps {
   readonly db: Executor;
   readonly keys: TenantKeys;
   readonly clock: Clock;
+  readonly audit: AuditRecorder;
 }
 
-export function createReactorService({ db, keys, clock }: ReactorServiceDeps) {
+/** What the log keeps of a reactor change: never the configuration's values, only which names it has. */
+function reactorDetails(input: ReactorInput) {
+  return {
+    name: input.name,
+    configuration_names: Object.keys(input.configuration),
+    application_id: input.applicationId,
+  };
+}
+
+export function createReactorService({ db, keys, clock, audit }: ReactorServiceDeps) {
   const store = reactorStore(db);
   const applications = applicationStore(db);
 
@@ -114,7 +126,21 @@ export function createReactorService({ db, keys, clock }: ReactorServiceDeps) {
       modifiedBy: principal.application.id,
       modifiedAt: clock.now().toISOString(),
     };
-    if (!(await store.update(principal.tenantId, record.id, changes, expectedVersion))) {
+    const written = await db.transaction().execute(async (trx) => {
+      if (!(await reactorStore(trx).update(principal.tenantId, record.id, changes, expectedVersion))) {
+        return false;
+      }
+      await audit.within(trx, [
+        auditEntry(
+          principal,
+          "reactor.update",
+          { type: "reactor", id: record.id },
+          { details: reactorDetails(input) },
+        ),
+      ]);
+      return true;
+    });
+    if (!written) {
       if ((await store.findById(principal.tenantId, record.id)) === undefined) {
         throw AppError.notFound(`Reactor ${record.id}`);
       }
@@ -151,7 +177,20 @@ export function createReactorService({ db, keys, clock }: ReactorServiceDeps) {
         modifiedBy: null,
         modifiedAt: null,
       };
-      await store.insert(reactor, sealConfiguration(key, tenantId, reactor.id, reactor.configuration));
+      await db.transaction().execute(async (trx) => {
+        await reactorStore(trx).insert(
+          reactor,
+          sealConfiguration(key, tenantId, reactor.id, reactor.configuration),
+        );
+        await audit.within(trx, [
+          auditEntry(
+            principal,
+            "reactor.create",
+            { type: "reactor", id: reactor.id },
+            { details: reactorDetails(valid) },
+          ),
+        ]);
+      });
       return { reactor, application };
     },
 
@@ -201,7 +240,11 @@ export function createReactorService({ db, keys, clock }: ReactorServiceDeps) {
     },
 
     async delete(principal: Principal, id: string): Promise<void> {
-      if (!(await store.delete(principal.tenantId, id))) throw AppError.notFound(`Reactor ${id}`);
+      await db.transaction().execute(async (trx) => {
+        if (!(await reactorStore(trx).delete(principal.tenantId, id)))
+          throw AppError.notFound(`Reactor ${id}`);
+        await audit.within(trx, [auditEntry(principal, "reactor.delete", { type: "reactor", id })]);
+      });
     },
 
     /**

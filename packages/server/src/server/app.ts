@@ -4,6 +4,8 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
+import { auditRoutes } from "../audit/routes.js";
+import type { AuditService } from "../audit/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
 import type { InternalCredentials } from "../reactors/internal-credentials.js";
 import type { InvocationService } from "../reactors/invocations/service.js";
@@ -32,6 +34,8 @@ export interface AppDeps {
   /** Keys the server issues to itself for a reactor's `svc` calls, accepted beside Applications' keys. */
   readonly credentials: InternalCredentials;
   readonly webhookSecrets: WebhookSecrets;
+  /** GET /logs. */
+  readonly audit: AuditService;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly readiness: Readiness;
@@ -129,6 +133,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(tenantRoutes(deps.tenants));
     await api.register(tokenRoutes(deps.tokens));
     await api.register(webhookRoutes(deps.webhookSecrets));
+    await api.register(auditRoutes(deps.audit));
   });
 
   return app;

@@ -49,7 +49,7 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
     if (!holdsPermission(principal.application, permission)) {
       throw AppError.forbidden(`The Application lacks the permission ${permission}.`);
     }
-    request.principal = principal;
+    request.principal = { ...principal, requestId: request.id };
   });
 }
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
+import type { AuditService } from "../audit/service.js";
 import type { Principal } from "../applications/types.js";
 import { createInternalCredentials } from "../reactors/internal-credentials.js";
 import type { InvocationService } from "../reactors/invocations/service.js";
@@ -174,6 +175,7 @@ describe("an unexpected failure", () => {
       invocations: {} as InvocationService,
       credentials: createInternalCredentials(() => Promise.resolve(undefined)),
       webhookSecrets: {} as WebhookSecrets,
+      audit: {} as AuditService,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
       readiness: { check: () => Promise.reject(new Error("down")) },

@@ -209,7 +209,11 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       .insertInto("applications")
       .values([application("app-a"), application("app-b")])
       .execute();
-    expect(await migrateToLatest(store)).toEqual(["0004-reactors", "0005-reactor-invocations"]);
+    expect(await migrateToLatest(store)).toEqual([
+      "0004-reactors",
+      "0005-reactor-invocations",
+      "0006-audit-log",
+    ]);
   });
   afterAll(async () => {
     await store?.close();

@@ -5,6 +5,7 @@ import * as m0002 from "./migrations/0002-tokens.js";
 import * as m0003 from "./migrations/0003-search-index.js";
 import * as m0004 from "./migrations/0004-reactors.js";
 import * as m0005 from "./migrations/0005-reactor-invocations.js";
+import * as m0006 from "./migrations/0006-audit-log.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0003-search-index": m0003,
   "0004-reactors": m0004,
   "0005-reactor-invocations": m0005,
+  "0006-audit-log": m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

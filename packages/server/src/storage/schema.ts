@@ -15,6 +15,7 @@ export interface Database {
   reactors: ReactorsTable;
   reactor_invocations: ReactorInvocationsTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  audit_log: AuditLogTable;
 }
 
 export interface TokensTable {
@@ -169,4 +170,23 @@ export interface WebhookDeliveryAttemptsTable {
   duration_ms: number;
   response_status: number | null;
   error: string | null;
+}
+
+export interface AuditLogTable {
+  id: string;
+  tenant_id: string;
+  occurred_at: string;
+  actor_id: string | null;
+  action: string;
+  entity_type: string;
+  entity_id: string | null;
+  /** JSON of the deciding access rule, or null. */
+  rule: string | null;
+  /** JSON of the action's details, or null. */
+  details: string | null;
+  request_id: string | null;
+  /** Position in the tenant's chain; null until sealed. */
+  seq: number | null;
+  /** HMAC over the row and the previous row's hash; null until sealed. */
+  hash: string | null;
 }

@@ -3,6 +3,8 @@ import { managementPermissions } from "../access/permissions.js";
 import { insertApplication, type IssuedApplication } from "../applications/service.js";
 import { applicationStore } from "../applications/store.js";
 import type { Principal } from "../applications/types.js";
+import { auditEntry } from "../audit/entry.js";
+import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import type { Keyring } from "../crypto/keyring.js";
@@ -18,6 +20,8 @@ export interface TenantServiceDeps {
   readonly store: Store;
   readonly keyring: Keyring;
   readonly clock: Clock;
+  /** Absent where nothing is recorded (tests of the key machinery). */
+  readonly audit?: AuditRecorder;
 }
 
 export interface CreatedTenant extends IssuedApplication {
@@ -40,7 +44,20 @@ export class MasterKeyMismatchError extends Error {
   }
 }
 
-export function createTenantService({ store, keyring, clock }: TenantServiceDeps) {
+export function createTenantService({ store, keyring, clock, audit }: TenantServiceDeps) {
+  /** What Tessera itself does (first start, key recovery) is in the tenant's log too, with no actor. */
+  const bySystem = (
+    tenantId: string,
+    action: "tenant.create" | "application.regenerate_key",
+    id: string,
+  ) => ({
+    tenantId,
+    actorId: null,
+    action,
+    entityType: action === "tenant.create" ? ("tenant" as const) : ("application" as const),
+    entityId: id,
+  });
+
   /** Called inside a transaction: a tenant never exists without its keys and its first management Application. */
   async function insertTenant(
     trx: Executor,
@@ -71,9 +88,19 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
       const name = input.name.trim();
       const problem = textProblem(name);
       if (problem !== undefined) throw AppError.validation({ name: [problem] });
-      return store.transaction((trx) =>
-        insertTenant(trx, name, principal.application.id, { includeTenantCreate: false }),
-      );
+      return store.transaction(async (trx) => {
+        const created = await insertTenant(trx, name, principal.application.id, {
+          includeTenantCreate: false,
+        });
+        await audit?.within(trx, [
+          auditEntry(principal, "tenant.create", { type: "tenant", id: created.tenant.id }),
+          {
+            ...bySystem(created.tenant.id, "tenant.create", created.tenant.id),
+            actorId: principal.application.id,
+          },
+        ]);
+        return created;
+      });
     },
 
     async getOwn(principal: Principal): Promise<Tenant> {
@@ -93,6 +120,7 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
           const created = await insertTenant(trx, "default", null, { includeTenantCreate: true, ...options });
           await tenantStore(trx).setMeta(BOOTSTRAP_TENANT, created.tenant.id);
           await tenantStore(trx).setMeta(BOOTSTRAP_APPLICATION, created.application.id);
+          await audit?.within(trx, [bySystem(created.tenant.id, "tenant.create", created.tenant.id)]);
           return created;
         },
         { lock: "tessera:bootstrap" },
@@ -128,6 +156,9 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
               key,
             });
             await meta.setMeta(BOOTSTRAP_APPLICATION, issued.application.id);
+            await audit?.within(trx, [
+              bySystem(tenantId, "application.regenerate_key", issued.application.id),
+            ]);
             return key;
           }
           const modified = { by: existing.id, at: now.toISOString() };
@@ -139,6 +170,7 @@ export function createTenantService({ store, keyring, clock }: TenantServiceDeps
             modifiedAt: modified.at,
           });
           await applications.replaceKeyHash(tenantId, existing.id, hashApiKey(key), modified);
+          await audit?.within(trx, [bySystem(tenantId, "application.regenerate_key", existing.id)]);
           return key;
         },
         { lock: "tessera:bootstrap" },

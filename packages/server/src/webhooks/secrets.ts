@@ -1,4 +1,6 @@
 import type { Principal } from "../applications/types.js";
+import { auditEntry } from "../audit/entry.js";
+import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { Store } from "../storage/database.js";
@@ -26,6 +28,7 @@ export function createWebhookSecrets(deps: {
   store: Pick<Store, "db" | "transaction">;
   keyring: Keyring;
   clock: Clock;
+  audit: AuditRecorder;
 }) {
   async function loaded(tenantId: string) {
     const keys = await tenantStore(deps.store.db).keysOf(tenantId, "webhook");
@@ -70,6 +73,14 @@ export function createWebhookSecrets(deps: {
             deps.keyring.newKey(tenantId, "webhook", version),
             deps.clock.now().toISOString(),
           );
+          await deps.audit.within(trx, [
+            auditEntry(
+              principal,
+              "webhook.rotate_secret",
+              { type: "webhook_secret", id: null },
+              { details: { version } },
+            ),
+          ]);
         },
         { lock: `tessera:keys:${tenantId}` },
       );

@@ -1,0 +1,21 @@
+import type { Principal } from "../applications/types.js";
+import type { AuditAction, AuditEntityType, AuditEntry, AuditRule } from "./types.js";
+
+/** An entry for what `principal` did, with the request it came in on. */
+export function auditEntry(
+  principal: Principal,
+  action: AuditAction,
+  entity: { type: AuditEntityType; id: string | null },
+  extra: { rule?: AuditRule | undefined; details?: Record<string, unknown> } = {},
+): AuditEntry {
+  return {
+    tenantId: principal.tenantId,
+    actorId: principal.application.id,
+    action,
+    entityType: entity.type,
+    entityId: entity.id,
+    ...(extra.rule !== undefined && { rule: extra.rule }),
+    ...(extra.details !== undefined && { details: extra.details }),
+    ...(principal.requestId !== undefined && { requestId: principal.requestId }),
+  };
+}

@@ -1,0 +1,156 @@
+import type { Selectable } from "kysely";
+import type { Executor } from "../storage/database.js";
+import type { AuditLogTable } from "../storage/schema.js";
+import type { AuditRecord } from "./types.js";
+
+type Row = Selectable<AuditLogTable>;
+
+function fromRow(row: Row): AuditRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    occurredAt: row.occurred_at,
+    actorId: row.actor_id,
+    action: row.action,
+    entityType: row.entity_type,
+    entityId: row.entity_id,
+    rule: row.rule,
+    details: row.details,
+    requestId: row.request_id,
+    seq: row.seq === null ? null : Number(row.seq),
+    hash: row.hash,
+  };
+}
+
+export interface AuditFilter {
+  readonly entityType?: string;
+  readonly entityId?: string;
+  readonly actorId?: string;
+  readonly action?: string;
+  /** Inclusive. */
+  readonly from?: string;
+  /** Exclusive. */
+  readonly to?: string;
+  readonly offset: number;
+  readonly limit: number;
+}
+
+/** The audit log's queries, every one scoped by tenant but the sealer's search for tenants with work. */
+export function auditStore(db: Executor) {
+  return {
+    /** One statement per row, so that the statement is prepared once whatever the number of rows. */
+    async insert(records: readonly AuditRecord[]): Promise<void> {
+      for (const record of records) {
+        await db
+          .insertInto("audit_log")
+          .values({
+            id: record.id,
+            tenant_id: record.tenantId,
+            occurred_at: record.occurredAt,
+            actor_id: record.actorId,
+            action: record.action,
+            entity_type: record.entityType,
+            entity_id: record.entityId,
+            rule: record.rule,
+            details: record.details,
+            request_id: record.requestId,
+            seq: null,
+            hash: null,
+          })
+          .execute();
+      }
+    },
+
+    /** Newest first. */
+    async list(tenantId: string, filter: AuditFilter): Promise<{ items: AuditRecord[]; total: number }> {
+      let query = db.selectFrom("audit_log").where("tenant_id", "=", tenantId);
+      if (filter.entityType !== undefined) query = query.where("entity_type", "=", filter.entityType);
+      if (filter.entityId !== undefined) query = query.where("entity_id", "=", filter.entityId);
+      if (filter.actorId !== undefined) query = query.where("actor_id", "=", filter.actorId);
+      if (filter.action !== undefined) query = query.where("action", "=", filter.action);
+      if (filter.from !== undefined) query = query.where("occurred_at", ">=", filter.from);
+      if (filter.to !== undefined) query = query.where("occurred_at", "<", filter.to);
+      const [rows, count] = await Promise.all([
+        query
+          .selectAll()
+          .orderBy("occurred_at", "desc")
+          .orderBy("id", "desc")
+          .limit(filter.limit)
+          .offset(filter.offset)
+          .execute(),
+        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
+      ]);
+      return { items: rows.map(fromRow), total: Number(count.n) };
+    },
+
+    async tenantsWithUnsealed(): Promise<string[]> {
+      const rows = await db
+        .selectFrom("audit_log")
+        .select("tenant_id")
+        .distinct()
+        .where("seq", "is", null)
+        .execute();
+      return rows.map((row) => row.tenant_id);
+    },
+
+    /** The last sealed row of the tenant's chain. */
+    async head(tenantId: string): Promise<{ seq: number; hash: string } | undefined> {
+      const row = await db
+        .selectFrom("audit_log")
+        .select(["seq", "hash"])
+        .where("tenant_id", "=", tenantId)
+        .where("seq", "is not", null)
+        .orderBy("seq", "desc")
+        .limit(1)
+        .executeTakeFirst();
+      return row?.seq == null || row.hash === null ? undefined : { seq: Number(row.seq), hash: row.hash };
+    },
+
+    /** Rows still to seal, in the order they happened. */
+    async unsealed(tenantId: string, limit: number): Promise<AuditRecord[]> {
+      const rows = await db
+        .selectFrom("audit_log")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("seq", "is", null)
+        .orderBy("occurred_at")
+        .orderBy("id")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    async seal(id: string, seq: number, hash: string): Promise<void> {
+      await db
+        .updateTable("audit_log")
+        .set({ seq, hash })
+        .where("id", "=", id)
+        .where("seq", "is", null)
+        .execute();
+    },
+
+    /** Sealed rows after `afterSeq`, in chain order: what verification walks. */
+    async sealedAfter(tenantId: string, afterSeq: number, limit: number): Promise<AuditRecord[]> {
+      const rows = await db
+        .selectFrom("audit_log")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("seq", ">", afterSeq)
+        .orderBy("seq")
+        .limit(limit)
+        .execute();
+      return rows.map(fromRow);
+    },
+
+    async countUnsealedBefore(tenantId: string, before: string): Promise<number> {
+      const row = await db
+        .selectFrom("audit_log")
+        .select((eb) => eb.fn.countAll().as("n"))
+        .where("tenant_id", "=", tenantId)
+        .where("seq", "is", null)
+        .where("occurred_at", "<", before)
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
+  };
+}
