@@ -57,7 +57,11 @@ const USAGE = `Usage: npm run bench:search -- [options]
   --rounds <n>        measured rounds per server, alternating ceiling and Tessera (default 2)
   --connections <n>   concurrent connections (default 10)
   --only <text>       run only the scenarios whose name contains <text>
+  --profile <dir>     run the server under node --cpu-prof and write its CPU profile into <dir> when it stops
   -h, --help          show this help
+
+The machine's 1-minute load average is reported beside each scenario: on a shared machine other work takes
+CPU from both servers, so only figures measured side by side in one run compare.
 `;
 
 interface Settings extends CorpusSettings {
@@ -66,6 +70,7 @@ interface Settings extends CorpusSettings {
   readonly rounds: number;
   readonly connections: number;
   readonly only?: string;
+  readonly profileDir?: string;
 }
 
 function parseSettings(argv: string[]): Settings | undefined {
@@ -78,6 +83,7 @@ function parseSettings(argv: string[]): Settings | undefined {
       rounds: { type: "string", default: "2" },
       connections: { type: "string", default: "10" },
       only: { type: "string" },
+      profile: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -89,6 +95,7 @@ function parseSettings(argv: string[]): Settings | undefined {
     rounds: integerOption("--rounds", values.rounds, 1),
     connections: integerOption("--connections", values.connections, 1),
     ...(values.only !== undefined && { only: values.only }),
+    ...(values.profile !== undefined && { profileDir: path.resolve(values.profile) }),
   };
 }
 
@@ -110,7 +117,7 @@ function track(server: ServerProcess): ServerProcess {
   return server;
 }
 
-async function startTessera(env: Record<string, string>): Promise<ServerProcess> {
+async function startTessera(env: Record<string, string>, profileDir?: string): Promise<ServerProcess> {
   const port = await freePort();
   // As in `npm run bench`: only the corpus's own settings, so the shell the run started from cannot change the
   // figures, and no NODE_ENV=production.
@@ -120,7 +127,12 @@ async function startTessera(env: Record<string, string>): Promise<ServerProcess>
   const server = track(
     spawnServer({
       name: "Tessera",
-      args: ["packages/cli/bin/tessera.js", "serve"],
+      // The profile is written when the server exits cleanly, which stopServer's SIGTERM lets it do.
+      args: [
+        ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]),
+        "packages/cli/bin/tessera.js",
+        "serve",
+      ],
       cwd: REPO_ROOT,
       env: {
         ...inherited,
@@ -186,6 +198,8 @@ interface ScenarioReport {
   readonly ceiling: Measured;
   readonly tessera: Measured;
   readonly ratio: number;
+  /** The machine's 1-minute load average at the start of each Tessera round. */
+  readonly loadAverages: number[];
   /** Why the scenario failed ("answer", "errors", "p50", "p99"); empty when it passed. */
   readonly failures: string[];
   readonly answerProblem: string | null;
@@ -229,8 +243,11 @@ async function runScenario(
       await runLoad(target.url, target.request, { ...load, durationS: settings.warmupS });
     }
     // Alternating spreads the machine's background noise over both targets.
+    const loadAverages: number[] = [];
     for (let round = 1; round <= settings.rounds; round++) {
       for (const target of targets) {
+        const load1 = os.loadavg()[0]!;
+        if (target.label === "Tessera") loadAverages.push(load1);
         for (const server of [tessera, ceilingServer]) {
           if (!isRunning(server))
             throw new Error(`${server.name} exited during the benchmark:\n${server.output()}`);
@@ -239,7 +256,7 @@ async function runScenario(
         target.rounds.push(figures);
         progress(
           `${scenario.name}: round ${round}/${settings.rounds} ${target.label}: ${figures.reqPerSec.toFixed(0)} req/s, ` +
-            `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms`,
+            `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms, load ${load1.toFixed(2)}`,
         );
       }
     }
@@ -269,6 +286,7 @@ async function runScenario(
       ceiling,
       tessera: tesseraFigures,
       ratio: tesseraFigures.median.reqPerSec / ceiling.median.reqPerSec,
+      loadAverages,
       failures,
       answerProblem: wrong,
       pass: failures.length === 0,
@@ -279,7 +297,16 @@ async function runScenario(
 }
 
 function table(reports: readonly ScenarioReport[], rssPeakMb: number): string {
-  const head = ["scenario", "req/s (median)", "p50 ms", "p99 ms", "ratio to ceiling", "target", "result"];
+  const head = [
+    "scenario",
+    "req/s (median)",
+    "p50 ms",
+    "p99 ms",
+    "ratio to ceiling",
+    "load avg",
+    "target",
+    "result",
+  ];
   const cells = (figures: MedianFigures) => [
     // The slowest searches manage a request or two per second, where a rounded figure would say nothing.
     figures.reqPerSec.toFixed(figures.reqPerSec < 100 ? 1 : 0),
@@ -287,11 +314,19 @@ function table(reports: readonly ScenarioReport[], rssPeakMb: number): string {
     figures.p99Ms.toFixed(2),
   ];
   const body: string[][] = reports.flatMap((report) => [
-    [`ceiling: bare Fastify, ${report.bodyBytes} B JSON`, ...cells(report.ceiling.median), "1.00", "", ""],
+    [
+      `ceiling: bare Fastify, ${report.bodyBytes} B JSON`,
+      ...cells(report.ceiling.median),
+      "1.00",
+      "",
+      "",
+      "",
+    ],
     [
       report.name,
       ...cells(report.tessera.median),
       report.ratio.toFixed(2),
+      report.loadAverages.map((load) => load.toFixed(1)).join(", "),
       [
         `p50 ≤ ${report.maxP50Ms} ms`,
         ...(report.maxP99Ms === null ? [] : [`p99 ≤ ${report.maxP99Ms} ms`]),
@@ -302,6 +337,7 @@ function table(reports: readonly ScenarioReport[], rssPeakMb: number): string {
   body.push([
     "server RSS, peak",
     `${rssPeakMb.toFixed(0)} MB`,
+    "",
     "",
     "",
     "",
@@ -339,7 +375,8 @@ async function main(argv: string[]): Promise<number> {
   const selected = searchScenarios(manifest).filter((s) => only === undefined || s.name.includes(only));
   if (selected.length === 0) throw new Error(`no scenario name contains ${JSON.stringify(only)}`);
 
-  const tessera = await startTessera(tesseraEnv(target));
+  const tessera = await startTessera(tesseraEnv(target), settings.profileDir);
+  const loadAtStart = os.loadavg();
   const rss = sampleRss(tessera.child.pid!);
   const reports: ScenarioReport[] = [];
   try {
@@ -349,6 +386,8 @@ async function main(argv: string[]): Promise<number> {
     await stopServer(tessera);
   }
   const rssPeakMb = rss.peakMb();
+  const loadAtEnd = os.loadavg();
+  const loads = (averages: number[]) => averages.map((load) => load.toFixed(2)).join(" / ");
 
   const cpus = os.cpus();
   const header =
@@ -356,7 +395,8 @@ async function main(argv: string[]): Promise<number> {
     `(seeded in ${formatDuration(manifest.seconds)}, ${Math.round(manifest.tokensPerSecond).toLocaleString("en-US")} tokens/s), ` +
     `node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "unknown"}), ` +
     `${settings.connections} connections, pipelining ${PIPELINING}, ${settings.durationS} s per round after ` +
-    `${settings.warmupS} s warm-up, median of ${settings.rounds} alternating rounds`;
+    `${settings.warmupS} s warm-up, median of ${settings.rounds} alternating rounds; load average (1/5/15 min) ` +
+    `${loads(loadAtStart)} at the start, ${loads(loadAtEnd)} at the end`;
   process.stdout.write(`\n${header}\n\n${table(reports, rssPeakMb)}\n`);
   for (const report of reports) {
     for (const [label, measured] of [
@@ -381,10 +421,12 @@ async function main(argv: string[]): Promise<number> {
     scenarios: reports,
     rssPeakMb,
     maxRssMb: MAX_RSS_MB,
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
     pass,
   };
   await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`\nFigures per round: ${path.relative(process.cwd(), RESULTS_FILE)}\n`);
+  if (settings.profileDir !== undefined) process.stdout.write(`Server CPU profile: ${settings.profileDir}\n`);
   return pass ? 0 : 1;
 }
 
