@@ -165,6 +165,34 @@ describe("loadConfig", () => {
     ]);
   });
 
+  it("serves metrics by default only on loopback, else with a token or when asked", () => {
+    const metrics = (env: Record<string, string>) => loadConfig(env, "/srv").metrics;
+    const token = "t".repeat(32);
+    expect(metrics({})).toEqual({ enabled: true, token: undefined });
+    for (const host of ["localhost", "::1", "127.0.0.2"]) {
+      expect(metrics({ TESSERA_HOST: host }).enabled).toBe(true);
+    }
+    for (const host of ["0.0.0.0", "::", "10.0.0.7", "127.example.com"]) {
+      expect(metrics({ TESSERA_HOST: host }).enabled).toBe(false);
+    }
+    expect(metrics({ TESSERA_HOST: "0.0.0.0", TESSERA_METRICS_TOKEN: token })).toEqual({
+      enabled: true,
+      token,
+    });
+    expect(metrics({ TESSERA_HOST: "0.0.0.0", TESSERA_METRICS: "true" })).toEqual({
+      enabled: true,
+      token: undefined,
+    });
+    expect(metrics({ TESSERA_METRICS: "false", TESSERA_METRICS_TOKEN: token }).enabled).toBe(false);
+    expect(
+      problemsOf({ TESSERA_MASTER_KEY: KEY, TESSERA_METRICS: "on", TESSERA_METRICS_TOKEN: "t".repeat(31) }),
+    ).toEqual([
+      "TESSERA_METRICS_TOKEN must be 32 to 1024 printable ASCII characters without spaces",
+      "TESSERA_METRICS must be true or false",
+    ]);
+    expect(problemsOf({ TESSERA_METRICS_TOKEN: `${token} x` })).toHaveLength(1);
+  });
+
   it("reports every problem at once", () => {
     expect(
       problemsOf({

@@ -1,3 +1,4 @@
+import { isIPv4 } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { parseReactorModules, type NpmModule } from "./reactors/sandbox/modules.js";
@@ -22,6 +23,15 @@ export interface Config {
   readonly reactors: ReactorConfig;
   readonly webhooks: WebhookConfig;
   readonly jobs: JobsConfig;
+  readonly metrics: MetricsConfig;
+}
+
+/** GET /metrics (docs/observability.md#exposure). */
+export interface MetricsConfig {
+  /** Whether /metrics is served; a server that does not serve it does not collect either. */
+  readonly enabled: boolean;
+  /** When set, /metrics requires `Authorization: Bearer <token>`. */
+  readonly token: string | undefined;
 }
 
 /** Webhook delivery for asynchronous reactor invocations (docs/reactors.md#webhooks). */
@@ -62,6 +72,9 @@ const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 export const MIN_BOOTSTRAP_KEY_LENGTH = 32;
+export const MIN_METRICS_TOKEN_LENGTH = 32;
+/** Sent in a header, so visible ASCII only; long enough not to be guessed. */
+const METRICS_TOKEN = new RegExp(`^[\\x21-\\x7e]{${MIN_METRICS_TOKEN_LENGTH},1024}$`);
 
 export class ConfigError extends Error {
   constructor(readonly problems: readonly string[]) {
@@ -177,6 +190,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       ),
   };
 
+  const metrics = parseMetrics(env, host, problems);
+
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
   }
@@ -194,7 +209,31 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     reactors: Object.freeze(reactors),
     webhooks: Object.freeze(webhooks),
     jobs: Object.freeze(jobs),
+    metrics: Object.freeze(metrics),
   });
+}
+
+/**
+ * Metrics show traffic shape (request rates per route, reactor use), so where the API is reachable from other
+ * machines they are served only when the operator says so: with a token, or with TESSERA_METRICS=true.
+ */
+function parseMetrics(env: Env, host: string, problems: string[]): MetricsConfig {
+  const token = nonEmpty(env.TESSERA_METRICS_TOKEN);
+  if (token !== undefined && !METRICS_TOKEN.test(token)) {
+    problems.push(
+      `TESSERA_METRICS_TOKEN must be ${MIN_METRICS_TOKEN_LENGTH} to 1024 printable ASCII characters without spaces`,
+    );
+  }
+  const enabled =
+    nonEmpty(env.TESSERA_METRICS) === undefined
+      ? token !== undefined || isLoopback(host)
+      : parseBoolean(env.TESSERA_METRICS, "TESSERA_METRICS", problems);
+  return { enabled, token };
+}
+
+function isLoopback(host: string): boolean {
+  const name = host.trim().toLowerCase();
+  return name === "localhost" || name === "::1" || (isIPv4(name) && name.startsWith("127."));
 }
 
 function parseMasterKey(

@@ -14,6 +14,7 @@ import { createKeyring } from "./crypto/keyring.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
+import { createMetrics } from "./observability/metrics.js";
 import { injectFetch } from "./reactors/inject-fetch.js";
 import { createInternalCredentials } from "./reactors/internal-credentials.js";
 import { startWebhookDeliverer } from "./reactors/invocations/deliverer.js";
@@ -168,8 +169,16 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
   const credentials = createInternalCredentials((tenantId, id) =>
     vault.applications.principalById(tenantId, id),
   );
+  const metrics = config.metrics.enabled
+    ? createMetrics({
+        reactors: vault.reactorRuntime,
+        maxWorkers: config.reactors.maxWorkers,
+        backlog: () => vault.invocationStore.backlog(),
+      })
+    : undefined;
   const invocation = createReactorInvocation({
-    runtime: vault.reactorRuntime,
+    // Synchronous and asynchronous invocations both run through here, so both are counted.
+    runtime: metrics?.instrument(vault.reactorRuntime) ?? vault.reactorRuntime,
     tokens: vault.tokens,
     credentials,
     fetch: injectFetch(() => {
@@ -198,6 +207,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
+    ...(metrics !== undefined && { metrics: { metrics, token: config.metrics.token } }),
     logger: log,
   });
   built.app = app;

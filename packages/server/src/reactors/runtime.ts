@@ -15,6 +15,8 @@ export interface ReactorRuntime {
   invoke(reactor: ReactorCode, invocation: Invocation): Promise<PoolOutcome>;
   /** Process ids of the live workers. */
   pids(): Promise<number[]>;
+  /** Workers alive or starting, and how many of them are busy (metrics); zeros before the pool starts. */
+  workers(): { readonly size: number; readonly busy: number };
   readonly timeoutMs: number;
   readonly scrub: (text: string) => string;
   close(): Promise<void>;
@@ -27,6 +29,8 @@ export interface ReactorRuntime {
  */
 export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
   let pool: Promise<ReactorPool> | undefined;
+  /** The pool once started, for the synchronous counts metrics read at scrape time. */
+  let running: ReactorPool | undefined;
   const started = () =>
     (pool ??= workerLimits({
       dir: config.dir,
@@ -38,7 +42,13 @@ export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
       logBytes: LOG_BYTES,
       loadTimeoutMs: LOAD_TIMEOUT_MS,
     }).then(
-      (limits) => new ReactorPool({ limits, maxWorkers: config.maxWorkers, idleMs: IDLE_MS, spares: SPARES }),
+      (limits) =>
+        (running = new ReactorPool({
+          limits,
+          maxWorkers: config.maxWorkers,
+          idleMs: IDLE_MS,
+          spares: SPARES,
+        })),
       (error: unknown) => {
         pool = undefined;
         throw error;
@@ -48,6 +58,7 @@ export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
   return {
     invoke: async (reactor, invocation) => (await started()).invoke(reactor, invocation),
     pids: async () => (await (await pool?.catch(() => undefined))?.pids()) ?? [],
+    workers: () => ({ size: running?.size ?? 0, busy: running?.busy ?? 0 }),
     timeoutMs: config.timeoutMs,
     // The installation root covers node_modules, where the Deno binary and the npm cache live.
     scrub: pathScrubber([config.dir, root]),

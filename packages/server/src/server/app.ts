@@ -7,6 +7,8 @@ import type { ApplicationService } from "../applications/service.js";
 import { auditRoutes } from "../audit/routes.js";
 import type { AuditService } from "../audit/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
+import { registerMetrics, type MetricsEndpoint } from "../observability/routes.js";
+import { echoTraceId, traceIdOf } from "../observability/trace-id.js";
 import type { InternalCredentials } from "../reactors/internal-credentials.js";
 import type { InvocationService } from "../reactors/invocations/service.js";
 import type { ReactorInvocation } from "../reactors/invoke.js";
@@ -40,6 +42,8 @@ export interface AppDeps {
   readonly tokens: TokenService;
   readonly readiness: Readiness;
   readonly bodyLimit: number;
+  /** GET /metrics and the request timings behind it; absent when metrics are off (TESSERA_METRICS). */
+  readonly metrics?: MetricsEndpoint;
   /** `false` for silence (tests). */
   readonly logger: FastifyBaseLogger | false;
 }
@@ -62,10 +66,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger === false ? { logger: false } : { loggerInstance: deps.logger }),
     bodyLimit: deps.bodyLimit,
+    // The caller's SVC-TRACE-ID when it is safe, else a UUID: on every log line (`reqId`) and every answer.
+    genReqId: traceIdOf,
     // Basis Theory SDKs call `/tokens/` and `/applications/` (wire-format §1).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
     frameworkErrors: (error, request, reply) => {
       void sendError(error, request, reply);
+      // The router's own refusals skip every hook, the timing one included; they take no time worth measuring.
+      deps.metrics?.metrics.observeRequest(request.method, undefined, reply.statusCode, 0);
     },
     // Fastify's own drain answer is not problem+json; the hook below gives the same 503 in our format.
     return503OnClosing: false,
@@ -104,6 +112,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     done();
   });
   registerErrorHandling(app);
+  echoTraceId(app);
+  if (deps.metrics !== undefined) registerMetrics(app, deps.metrics);
 
   await app.register(swagger, {
     openapi: {

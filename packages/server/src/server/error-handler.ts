@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { setTraceIdHeaders } from "../observability/trace-id.js";
 import { AppError, codeForStatus, toProblem } from "./errors.js";
 import { fieldErrors } from "./validation.js";
 
@@ -26,6 +27,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const appError = toAppError(error, request);
   if (appError.status >= 500) request.log.error({ err: error }, "request failed");
+  setTraceIdHeaders(request, reply);
   return reply
     .code(appError.status)
     .type("application/problem+json")

@@ -57,6 +57,13 @@ export class ReactorPool {
     return this.#slots.size + this.#spares.length;
   }
 
+  /** Workers running an invocation or with invocations queued for them (for metrics). */
+  get busy(): number {
+    let busy = 0;
+    for (const slot of this.#slots.values()) if (slot.waiting > 0) busy++;
+    return busy;
+  }
+
   /** Process ids of every live worker (for tests and metrics). */
   async pids(): Promise<number[]> {
     const workers = await Promise.allSettled([
