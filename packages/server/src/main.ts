@@ -90,8 +90,15 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       keys: tenantKeys,
       expressions: createExpressionEngine(),
       clock,
+      audit,
     });
-    const reactors = createReactorService({ db: store.db, keys: tenantKeys, clock, audit });
+    const reactors = createReactorService({
+      db: store.db,
+      keys: tenantKeys,
+      clock,
+      audit,
+      modules: config.reactors.modules,
+    });
     const keys = createKeyRotation({ store, keyring, clock, audit });
     const reactorRuntime = createReactorRuntime(config.reactors);
     return {
@@ -186,6 +193,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
       return built.app;
     }),
     loadReactor: (tenantId, id) => vault.reactors.loadRunnable(tenantId, id),
+    modules: config.reactors.modules,
   });
   const invocations = createInvocationService({
     store: vault.invocationStore,

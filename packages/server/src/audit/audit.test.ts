@@ -129,6 +129,125 @@ describe.skipIf(STORE_UNAVAILABLE)("the audit log", () => {
     ]);
   });
 
+  it("records token writes, reads (with the rule that decided), lists, searches without their values, detokenizations and reactor uses", async () => {
+    const ssn = "123-45-6789";
+    const backend = await server.request("POST", "/applications", {
+      body: {
+        name: "token user",
+        type: "private",
+        rules: [
+          {
+            priority: 1,
+            container: "/pii/",
+            transform: "mask",
+            permissions: [
+              "token:create",
+              "token:read",
+              "token:update",
+              "token:delete",
+              "token:search",
+              "token:use",
+            ],
+          },
+        ],
+      },
+    });
+    const key = backend.body.key as string;
+    const actor = backend.body.id as string;
+    const token = await server.request("POST", "/tokens", {
+      key,
+      body: { type: "social_security_number", data: ssn, containers: ["/pii/"] },
+    });
+    const id = token.body.id as string;
+    await server.request("GET", `/tokens/${id}`, { key });
+    await server.request("GET", "/tokens", { key });
+    await server.request("POST", "/tokens/search", {
+      key,
+      body: { query: `data:"${ssn}" AND type:social_security_number` },
+    });
+    const detokenized = await server.request("POST", "/detokenize", { key, body: { ssn: `{{ ${id} }}` } });
+    expect(detokenized.status, detokenized.text).toBe(200);
+    await server.request("PATCH", `/tokens/${id}`, {
+      key,
+      rawBody: JSON.stringify({ metadata: { region: "eu" } }),
+      contentType: "application/merge-patch+json",
+    });
+    const reactor = await server.request("POST", "/reactors", {
+      body: {
+        name: "echo",
+        code: "module.exports = async ({ args }) => ({ raw: { length: args.n.length } });",
+      },
+    });
+    const reacted = await server.request("POST", `/reactors/${reactor.body.id}/react`, {
+      key,
+      body: { args: { n: `{{ ${id} }}` } },
+    });
+    expect(reacted.status, reacted.text).toBe(200);
+    await server.request("DELETE", `/tokens/${id}`, { key });
+
+    const { data } = await logs(`?actor_id=${actor}&size=100`);
+    const rule = { container: "/pii/", priority: 1, transform: "mask" };
+    const shown = [{ id, transform: "mask", container: "/pii/" }];
+    expect(
+      data.reverse().map(({ action, entity_type, entity_id, rule, details }) => ({
+        action,
+        entity_type,
+        entity_id,
+        rule,
+        details,
+      })),
+    ).toEqual([
+      {
+        action: "token.create",
+        entity_type: "token",
+        entity_id: id,
+        rule,
+        details: { type: "social_security_number", containers: ["/pii/"] },
+      },
+      { action: "token.read", entity_type: "token", entity_id: id, rule, details: undefined },
+      {
+        action: "token.list",
+        entity_type: "token",
+        entity_id: undefined,
+        rule: undefined,
+        details: { page: 1, size: 20, total: 1, tokens: shown },
+      },
+      {
+        action: "token.search",
+        entity_type: "token",
+        entity_id: undefined,
+        rule: undefined,
+        details: { query: "data:? AND type:?", page: 1, size: 20, total: 1, tokens: shown },
+      },
+      {
+        action: "token.detokenize",
+        entity_type: "token",
+        entity_id: undefined,
+        rule: undefined,
+        details: { tokens: shown },
+      },
+      {
+        action: "token.update",
+        entity_type: "token",
+        entity_id: id,
+        rule,
+        details: { fields: ["metadata"] },
+      },
+      {
+        action: "reactor.react",
+        entity_type: "reactor",
+        entity_id: reactor.body.id,
+        rule: undefined,
+        details: { tokens: shown },
+      },
+      { action: "token.delete", entity_type: "token", entity_id: id, rule, details: undefined },
+    ]);
+    const text = JSON.stringify(data);
+    expect(text).not.toContain(ssn);
+    expect(text).not.toContain("6789");
+    expect(text).not.toContain(key);
+  });
+
   it("filters by entity, actor, action and time, newest first, and pages", async () => {
     const a = await server.request("POST", "/applications", {
       body: { name: "a", type: "private", permissions: ["token:read"] },

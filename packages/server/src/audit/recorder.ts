@@ -1,9 +1,9 @@
+import { CompiledQuery } from "kysely";
 import type { Clock } from "../clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { AppError } from "../server/errors.js";
-import type { Executor, Store } from "../storage/database.js";
-import { auditStore } from "./store.js";
-import type { AuditEntry, AuditRecord } from "./types.js";
+import { runThrough, type Executor, type RunWrite, type Store } from "../storage/database.js";
+import type { AuditEntry } from "./types.js";
 
 /**
  * Records audit entries, failing closed: a change's entries are written in the change's own transaction, so
@@ -11,40 +11,63 @@ import type { AuditEntry, AuditRecord } from "./types.js";
  * fails the read fails. Entries are chained later by the sealer (sealer.ts).
  */
 export interface AuditRecorder {
-  /** As part of `trx`: the entries commit or roll back with the change they record. */
-  within(trx: Executor, entries: readonly AuditEntry[]): Promise<void>;
+  /**
+   * As part of `trx`: the entries commit or roll back with the change they record. `run` is the write's own
+   * statement runner when it has one (the hot path of token writes).
+   */
+  within(trx: Executor, entries: readonly AuditEntry[], run?: RunWrite): Promise<void>;
   /** A durable write of its own (a group commit on SQLite), for reads: resolves once it is committed. */
   record(entries: readonly AuditEntry[]): Promise<void>;
 }
 
-export function createAuditRecorder(deps: { store: Pick<Store, "write">; clock: Clock }): AuditRecorder {
-  function records(entries: readonly AuditEntry[]): AuditRecord[] {
+export function createAuditRecorder(deps: { store: Pick<Store, "write" | "db">; clock: Clock }): AuditRecorder {
+  // Every request writes one: compiled once, then only the values change (as the token inserts do).
+  let statement: CompiledQuery | undefined;
+  const insertOf = (values: unknown[]) => {
+    statement ??= deps.store.db
+      .insertInto("audit_log")
+      .values({
+        id: "",
+        tenant_id: "",
+        occurred_at: "",
+        actor_id: null,
+        action: "",
+        entity_type: "",
+        entity_id: null,
+        rule: null,
+        details: null,
+        request_id: null,
+      })
+      .compile();
+    return CompiledQuery.raw(statement.sql, values);
+  };
+
+  async function insert(run: RunWrite, entries: readonly AuditEntry[]): Promise<void> {
     const now = deps.clock.now();
-    return entries.map((entry) => ({
-      id: uuidv7(now.getTime()),
-      tenantId: entry.tenantId,
-      occurredAt: now.toISOString(),
-      actorId: entry.actorId,
-      action: entry.action,
-      entityType: entry.entityType,
-      entityId: entry.entityId,
-      rule: entry.rule === undefined ? null : JSON.stringify(entry.rule),
-      details: entry.details === undefined ? null : JSON.stringify(entry.details),
-      requestId: entry.requestId ?? null,
-      seq: null,
-      hash: null,
-    }));
+    for (const entry of entries) {
+      await run(
+        insertOf([
+          uuidv7(now.getTime()),
+          entry.tenantId,
+          now.toISOString(),
+          entry.actorId,
+          entry.action,
+          entry.entityType,
+          entry.entityId,
+          entry.rule === undefined ? null : JSON.stringify(entry.rule),
+          entry.details === undefined ? null : JSON.stringify(entry.details),
+          entry.requestId ?? null,
+        ]),
+      );
+    }
   }
 
   return {
-    async within(trx, entries) {
-      if (entries.length === 0) return;
-      await auditStore(trx).insert(records(entries)).catch(failClosed);
+    async within(trx, entries, run = runThrough(trx)) {
+      if (entries.length > 0) await insert(run, entries).catch(failClosed);
     },
     async record(entries) {
-      if (entries.length === 0) return;
-      const rows = records(entries);
-      await deps.store.write((trx) => auditStore(trx).insert(rows)).catch(failClosed);
+      if (entries.length > 0) await deps.store.write((_trx, run) => insert(run, entries)).catch(failClosed);
     },
   };
 }

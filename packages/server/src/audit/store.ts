@@ -38,29 +38,6 @@ export interface AuditFilter {
 /** The audit log's queries, every one scoped by tenant but the sealer's search for tenants with work. */
 export function auditStore(db: Executor) {
   return {
-    /** One statement per row, so that the statement is prepared once whatever the number of rows. */
-    async insert(records: readonly AuditRecord[]): Promise<void> {
-      for (const record of records) {
-        await db
-          .insertInto("audit_log")
-          .values({
-            id: record.id,
-            tenant_id: record.tenantId,
-            occurred_at: record.occurredAt,
-            actor_id: record.actorId,
-            action: record.action,
-            entity_type: record.entityType,
-            entity_id: record.entityId,
-            rule: record.rule,
-            details: record.details,
-            request_id: record.requestId,
-            seq: null,
-            hash: null,
-          })
-          .execute();
-      }
-    },
-
     /** Newest first. */
     async list(tenantId: string, filter: AuditFilter): Promise<{ items: AuditRecord[]; total: number }> {
       let query = db.selectFrom("audit_log").where("tenant_id", "=", tenantId);

@@ -4,6 +4,7 @@ import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
 import type { TokenService } from "../tokens/service.js";
 import type { InternalCredentials } from "./internal-credentials.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
+import type { NpmModule } from "./sandbox/modules.js";
 import type { ThrownByReactor } from "./sandbox/frames.js";
 import type { ReactorRuntime } from "./runtime.js";
 import type { RunnableReactor } from "./types.js";
@@ -17,6 +18,8 @@ export interface ReactorInvocationDeps {
   /** Reaches this server's own API in process (Fastify's inject), never over the network. */
   readonly fetch: Fetch;
   readonly loadReactor: (tenantId: string, id: string) => Promise<RunnableReactor | undefined>;
+  /** The npm packages reactor code may require (TESSERA_REACTOR_MODULES); the default list when absent. */
+  readonly modules?: readonly NpmModule[];
 }
 
 export type ReactAnswer =
@@ -70,7 +73,7 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
   function modulesOf(key: string, code: string): readonly string[] {
     const known = modulesByVersion.get(key);
     if (known !== undefined) return known;
-    const check = checkReactorCode(code);
+    const check = deps.modules === undefined ? checkReactorCode(code) : checkReactorCode(code, deps.modules);
     // Saved code passed this check; code that no longer does (an allow-list narrowed since) cannot run.
     if (!check.ok) {
       throw new AppError(
@@ -145,9 +148,17 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     return reactor;
   }
 
-  /** spec §4.3: `{{ <token id> }}` expressions in `args` replaced by the data, each under `token:use`. */
-  function detokenize(principal: Principal, args: unknown): Promise<unknown> {
-    return args === undefined ? Promise.resolve({}) : deps.tokens.detokenize(principal, args, "token:use");
+  /**
+   * spec §4.3: `{{ <token id> }}` expressions in `args` replaced by the data, each under `token:use`; recorded in
+   * the audit log as the reactor's use, with the tokens it got (none when there are no args).
+   */
+  async function detokenize(
+    principal: Principal,
+    args: unknown,
+    recordAs: { action: "reactor.react" | "reactor.react_async"; reactorId: string },
+  ): Promise<unknown> {
+    const detokenized = await deps.tokens.detokenize(principal, args ?? {}, "token:use", recordAs);
+    return args === undefined ? {} : detokenized;
   }
 
   /**
@@ -211,7 +222,7 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     /** POST /reactors/{id}/react, synchronously, with the server's reactor timeout. */
     async react(principal: Principal, reactorId: string, body: { args?: unknown }): Promise<ReactAnswer> {
       const reactor = await load(principal.tenantId, reactorId);
-      const args = await detokenize(principal, body.args);
+      const args = await detokenize(principal, body.args, { action: "reactor.react", reactorId });
       return execute(principal.tenantId, principal.application.id, reactor, args, deps.runtime.timeoutMs);
     },
   };

@@ -10,6 +10,7 @@ import { offsetOf, toPage, type Page, type PageRequest } from "../server/paginat
 import type { Executor } from "../storage/database.js";
 import type { TenantKeys } from "../tenants/keys.js";
 import { checkReactorCode, type CodeProblem } from "./sandbox/code-check.js";
+import type { NpmModule } from "./sandbox/modules.js";
 import { MAX_CONFIGURATION_ENTRIES } from "./schemas.js";
 import { openConfiguration, sealConfiguration } from "./sealing.js";
 import { reactorStore, type StoredReactor } from "./store.js";
@@ -45,6 +46,8 @@ export interface ReactorServiceDeps {
   readonly keys: TenantKeys;
   readonly clock: Clock;
   readonly audit: AuditRecorder;
+  /** The npm packages reactor code may require (TESSERA_REACTOR_MODULES); the default list when absent. */
+  readonly modules?: readonly NpmModule[];
 }
 
 /** What the log keeps of a reactor change: never the configuration's values, only which names it has. */
@@ -56,7 +59,7 @@ function reactorDetails(input: ReactorInput) {
   };
 }
 
-export function createReactorService({ db, keys, clock, audit }: ReactorServiceDeps) {
+export function createReactorService({ db, keys, clock, audit, modules }: ReactorServiceDeps) {
   const store = reactorStore(db);
   const applications = applicationStore(db);
 
@@ -81,7 +84,7 @@ export function createReactorService({ db, keys, clock, audit }: ReactorServiceD
     const name = input.name.trim();
     const nameProblem = textProblem(name);
     if (nameProblem !== undefined) addError(errors, "name", nameProblem);
-    for (const message of codeProblems(input.code)) addError(errors, "code", message);
+    for (const message of codeProblems(input.code, modules)) addError(errors, "code", message);
     if (Object.keys(input.configuration).length > MAX_CONFIGURATION_ENTRIES) {
       addError(errors, "configuration", `must have at most ${MAX_CONFIGURATION_ENTRIES} entries`);
     }
@@ -279,10 +282,10 @@ function patchedConfiguration(
 }
 
 /** What is wrong with reactor code: blank, unstorable, a syntax error or a module outside the allow-list. */
-function codeProblems(code: string): string[] {
+function codeProblems(code: string, modules: readonly NpmModule[] | undefined): string[] {
   const problem = textProblem(code);
   if (problem !== undefined) return [problem];
-  const check = checkReactorCode(code);
+  const check = modules === undefined ? checkReactorCode(code) : checkReactorCode(code, modules);
   return check.ok ? [] : check.problems.map(describeCodeProblem);
 }
 

@@ -9,6 +9,9 @@ import {
 import type { TokenPermission } from "../access/permissions.js";
 import { containerProblem, normalizeContainer } from "../access/rules.js";
 import type { Principal } from "../applications/types.js";
+import { auditEntry } from "../audit/entry.js";
+import type { AuditRecorder } from "../audit/recorder.js";
+import type { AuditRule } from "../audit/types.js";
 import type { Clock } from "../clock.js";
 import { blindIndex, fingerprintOf, foldCase } from "../crypto/blind-index.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
@@ -23,6 +26,7 @@ import {
   type FieldErrors,
 } from "../server/errors.js";
 import { parseQuery, QueryError } from "../search/parser.js";
+import { queryShape } from "../search/shape.js";
 import { toPredicate, type Predicate } from "../search/predicate.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import { isUniqueViolation, type Executor, type RunWrite, type Store } from "../storage/database.js";
@@ -79,6 +83,7 @@ export interface TokenServiceDeps {
   readonly keys: TenantKeys;
   readonly expressions: ExpressionEngine;
   readonly clock: Clock;
+  readonly audit: AuditRecorder;
 }
 
 interface WriteKeys {
@@ -104,18 +109,41 @@ interface Derived {
   readonly rows: TokenIndexRows;
 }
 
-/** A query as the search compiler takes it; every problem with it is a 400 naming its place (DESIGN §7). */
-function parseSearch(query: string): Predicate | undefined {
+/**
+ * A query as the search compiler takes it, and its shape for the audit log (values removed); every problem with
+ * it is a 400 naming its place (DESIGN §7).
+ */
+function parseSearch(query: string): { predicate: Predicate | undefined; shape: string } {
   try {
     const tree = parseQuery(query);
-    return tree && toPredicate(tree, { types: TOKEN_TYPES });
+    return { predicate: tree && toPredicate(tree, { types: TOKEN_TYPES }), shape: queryShape(tree) };
   } catch (error) {
     if (!(error instanceof QueryError)) throw error;
     throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
   }
 }
 
-export function createTokenService({ store, keys, expressions, clock }: TokenServiceDeps) {
+/** The deciding rule as the audit log keeps it. */
+function ruleOf(decision: Decision): AuditRule {
+  return {
+    container: decision.rule.container ?? "/",
+    priority: decision.rule.priority,
+    transform: decision.transform,
+  };
+}
+
+/** Which tokens a read showed, and how: ids and transforms, never data. */
+function shownTokens(views: readonly { record: TokenRecord; decision?: Decision }[]) {
+  return views.map(({ record, decision }) => ({
+    id: record.id,
+    ...(decision !== undefined && {
+      transform: decision.transform,
+      container: decision.rule.container ?? "/",
+    }),
+  }));
+}
+
+export function createTokenService({ store, keys, expressions, clock, audit }: TokenServiceDeps) {
   /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
   const tokens = tokenStore(store.db, store);
   const now = () => clock.now().toISOString();
@@ -345,6 +373,18 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       );
       if (existing !== undefined) {
         const readable = decide(principal.application, "token:read", existing.record.containers);
+        await audit.within(
+          trx,
+          [
+            auditEntry(
+              principal,
+              "token.create",
+              { type: "token", id: existing.record.id },
+              { rule: readable && ruleOf(readable), details: { type, deduplicated: true } },
+            ),
+          ],
+          run,
+        );
         if (readable === undefined)
           return { record: existing.record, deduplicated: true, identityOnly: true };
         return { ...show(readable, await open(existing)), deduplicated: true };
@@ -381,6 +421,18 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       throw error;
     }
     const decision = decide(principal.application, "token:create", record.containers);
+    await audit.within(
+      trx,
+      [
+        auditEntry(
+          principal,
+          "token.create",
+          { type: "token", id: record.id },
+          { rule: decision && ruleOf(decision), details: { type, containers: record.containers } },
+        ),
+      ],
+      run,
+    );
     return decision === undefined ? { record } : show(decision, { ...record, data });
   }
 
@@ -422,7 +474,11 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
 
     async get(principal: Principal, id: string): Promise<TokenView> {
       const { stored, decision } = await findVisible(principal, id, "token:read");
-      return show(decision, await open(stored));
+      const view = show(decision, await open(stored));
+      await audit.record([
+        auditEntry(principal, "token.read", { type: "token", id }, { rule: ruleOf(decision) }),
+      ]);
+      return view;
     },
 
     async update(principal: Principal, id: string, patch: PatchTokenInput): Promise<TokenView> {
@@ -484,19 +540,41 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         modifiedAt: now(),
       };
       const sealed = sealData(writeKey.data, record.tenantId, record.id, data);
-      const replaced = await store.write((trx) =>
-        tokenStore(trx).replace(record, sealed, derived.rows, stored.sealed),
-      );
+      const decision = decide(principal.application, "token:update", record.containers);
+      const replaced = await store.write(async (trx, run) => {
+        if (!(await tokenStore(trx).replace(record, sealed, derived.rows, stored.sealed))) return false;
+        await audit.within(
+          trx,
+          [
+            auditEntry(
+              principal,
+              "token.update",
+              { type: "token", id },
+              { rule: decision && ruleOf(decision), details: { fields: Object.keys(patch).sort() } },
+            ),
+          ],
+          run,
+        );
+        return true;
+      });
       if (!replaced) {
         throw new AppError("conflict", `Token ${id} was changed or deleted while this update ran; retry it.`);
       }
-      const decision = decide(principal.application, "token:update", record.containers);
       return decision === undefined ? { record } : show(decision, { ...record, data });
     },
 
     async delete(principal: Principal, id: string): Promise<void> {
-      await findVisible(principal, id, "token:delete");
-      if (!(await tokens.delete(principal.tenantId, id))) throw AppError.notFound(`Token ${id}`);
+      const { decision } = await findVisible(principal, id, "token:delete");
+      const deleted = await store.write(async (trx, run) => {
+        if (!(await tokenStore(trx).delete(principal.tenantId, id))) return false;
+        await audit.within(
+          trx,
+          [auditEntry(principal, "token.delete", { type: "token", id }, { rule: ruleOf(decision) })],
+          run,
+        );
+        return true;
+      });
+      if (!deleted) throw AppError.notFound(`Token ${id}`);
     },
 
     async list(
@@ -514,11 +592,20 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         offset: offsetOf(page),
         limit: page.size,
       });
-      const views = await Promise.all(
-        items.map(async (stored) =>
-          show(decideOrNotFound(principal, "token:read", stored.record), await open(stored)),
+      const decided = items.map((stored) => ({
+        stored,
+        record: stored.record,
+        decision: decideOrNotFound(principal, "token:read", stored.record),
+      }));
+      const views = await Promise.all(decided.map(async (d) => show(d.decision, await open(d.stored))));
+      await audit.record([
+        auditEntry(
+          principal,
+          "token.list",
+          { type: "token", id: null },
+          { details: { page: page.page, size: page.size, total, tokens: shownTokens(decided) } },
         ),
-      );
+      ]);
       return toPage(views, total, page);
     },
 
@@ -527,7 +614,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
      * both holding the caller's visibility, so pages are full and totals exact.
      */
     async search(principal: Principal, query: string, page: PageRequest): Promise<Page<TokenView>> {
-      const predicate = parseSearch(query);
+      const { predicate, shape } = parseSearch(query);
       const visiblePaths = ruleContainers(principal.application, "token:search");
       const indexKey = (await keys.current(principal.tenantId, "index")).key;
       const { items, total } = await tokens.search(
@@ -542,13 +629,23 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       );
       const rules = effectiveRules(principal.application);
       const dataKey = await dataKeys(principal.tenantId, items);
+      const shown: { record: TokenRecord; decision: Decision }[] = [];
       const views = items.map(({ record, sealed }) => {
         const decision = decideAmong(rules, "token:search", record.containers);
         // The statement already holds the caller's rules; a row it returns must have a deciding rule.
         if (decision === undefined) throw new Error(`search returned token ${record.id} it may not show`);
+        shown.push({ record, decision });
         const key = dataKey.get(sealed.keyVersion)!;
         return showData(decision, record, openData(key, record.tenantId, record.id, sealed));
       });
+      await audit.record([
+        auditEntry(
+          principal,
+          "token.search",
+          { type: "token", id: null },
+          { details: { query: shape, page: page.page, size: page.size, total, tokens: shownTokens(shown) } },
+        ),
+      ]);
       return toPage(views, total, page);
     },
 
@@ -635,6 +732,9 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
       principal: Principal,
       body: unknown,
       permission: "token:read" | "token:use" = "token:read",
+      /** Whose use this is in the audit log: a reactor's invocation records itself with the tokens it used. */
+      recordAs:
+        { action: "reactor.react" | "reactor.react_async"; reactorId: string } | undefined = undefined,
     ): Promise<unknown> {
       const ids = new Set<string>();
       const unsupported = new Set<string>();
@@ -668,6 +768,7 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
         throw AppError.validation({ body: missing.map((id) => `token ${id} does not exist`) });
       }
       const values = new Map<string, unknown>();
+      const used: { record: TokenRecord; decision: Decision }[] = [];
       for (const stored of found) {
         const decision = decide(principal.application, permission, stored.record.containers);
         if (decision === undefined) {
@@ -681,7 +782,23 @@ export function createTokenService({ store, keys, expressions, clock }: TokenSer
           );
         }
         values.set(stored.record.id, view.shown.value);
+        used.push({ record: stored.record, decision });
       }
+      await audit.record([
+        recordAs === undefined
+          ? auditEntry(
+              principal,
+              "token.detokenize",
+              { type: "token", id: null },
+              { details: { tokens: shownTokens(used) } },
+            )
+          : auditEntry(
+              principal,
+              recordAs.action,
+              { type: "reactor", id: recordAs.reactorId },
+              { details: { tokens: shownTokens(used) } },
+            ),
+      ]);
       const replace = (node: unknown): unknown => {
         if (typeof node === "string") {
           const whole = WHOLE_EXPRESSION.exec(node);

@@ -45,7 +45,10 @@ export function createInvocationService(deps: InvocationServiceDeps) {
       await deps.invocation.load(tenantId, reactorId);
       const problem = await callbackUrlProblem(request.callbackUrl, deps.callbackUrls);
       if (problem !== undefined) throw AppError.validation({ callback_url: [problem] });
-      const args = await deps.invocation.detokenize(principal, request.args);
+      const args = await deps.invocation.detokenize(principal, request.args, {
+        action: "reactor.react_async",
+        reactorId,
+      });
 
       const now = deps.clock.now();
       const id = uuidv7(now.getTime());

@@ -1,0 +1,53 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { nearValidQuery } from "../../test/fuzz-helpers.js";
+import { QueryError, parseQuery } from "./parser.js";
+import { queryShape } from "./shape.js";
+
+describe("queryShape", () => {
+  it.each([
+    ["", ""],
+    ['data:"123-45-6789"', "data:?"],
+    ["type:social_security_number AND metadata.region:eu", "type:? AND metadata.region:?"],
+    ["id:1 type:token OR type:bank", "id:? AND type:? OR type:?"],
+    ['(id:x OR id:y) AND NOT container:"/pci/*"', "(id:? OR id:?) AND NOT container:?"],
+    ["!(type:token type:bank)", "NOT (type:? AND type:?)"],
+    ["-fingerprint:abc", "NOT fingerprint:?"],
+    ["created_at:[2025-01-01 TO *]", "created_at:[? TO *]"],
+    ["modified_at:{* TO 2025-02-01T00:00:00Z}", "modified_at:[* TO ?}"],
+  ])("%s → %s", (query, shape) => {
+    expect(queryShape(parseQuery(query))).toBe(shape);
+  });
+
+  it("keeps no value of a query", () => {
+    const value = fc.stringMatching(/^[A-Za-z0-9]{6,12}$/);
+    const field = fc.constantFrom("data", "metadata.k", "id", "type", "container");
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(field, value), { minLength: 1, maxLength: 6 }),
+        fc.constantFrom(" AND ", " OR ", " "),
+        (terms, join) => {
+          const shape = queryShape(parseQuery(terms.map(([f, v]) => `${f}:"SECRET${v}"`).join(join)));
+          expect(shape).not.toContain("SECRET");
+        },
+      ),
+    );
+  });
+
+  it("is a query itself, whose shape is itself, for every query the parser accepts", () => {
+    fc.assert(
+      fc.property(nearValidQuery(12), (query) => {
+        let tree;
+        try {
+          tree = parseQuery(query);
+        } catch (error) {
+          if (error instanceof QueryError) return;
+          throw error;
+        }
+        const shape = queryShape(tree);
+        expect(queryShape(parseQuery(shape))).toBe(shape);
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});

@@ -1,0 +1,29 @@
+import type { QueryNode } from "./ast.js";
+
+/**
+ * A query with every value replaced by `?`: what the audit log keeps of a search. The fields, operators and
+ * grouping show what was looked for; the values (a social security number in `data:`, a customer in
+ * `metadata.<key>:`) stay out of the log. An open range bound stays `*`.
+ */
+export function queryShape(node: QueryNode | undefined): string {
+  if (node === undefined) return "";
+  const inner = (child: QueryNode, parent: "and" | "not") =>
+    child.kind === "or" || (parent === "not" && child.kind === "and")
+      ? `(${queryShape(child)})`
+      : queryShape(child);
+  switch (node.kind) {
+    case "and":
+      return node.children.map((child) => inner(child, "and")).join(" AND ");
+    case "or":
+      return node.children.map((child) => queryShape(child)).join(" OR ");
+    case "not":
+      return `NOT ${inner(node.child, "not")}`;
+    case "term":
+      return `${node.field}:?`;
+    case "range": {
+      const open = node.lower?.inclusive === false ? "{" : "[";
+      const close = node.upper?.inclusive === false ? "}" : "]";
+      return `${node.field}:${open}${node.lower === undefined ? "*" : "?"} TO ${node.upper === undefined ? "*" : "?"}${close}`;
+    }
+  }
+}
