@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { ReactorRuntime } from "../reactors/runtime.js";
 import { PoolExhaustedError } from "../reactors/sandbox/pool.js";
 
-/** What the scrape-time gauges read; each source is small so tests and main.ts wire it from what they have. */
+/** What the scrape-time gauges read: narrow slices of the vault, so main.ts wires them from what it has. */
 export interface MetricsSources {
   readonly reactors: Pick<ReactorRuntime, "workers">;
   readonly maxWorkers: number;
@@ -21,7 +21,7 @@ export interface Metrics {
 }
 
 /** The one label value for requests that matched no route, so that probing random paths adds no series. */
-export const UNMATCHED_ROUTE = "unmatched";
+const UNMATCHED_ROUTE = "unmatched";
 
 /** What became of an invocation: the worker's outcome, or why it never ran. */
 const OUTCOMES = ["returned", "threw", "timed-out", "crashed", "pool-exhausted", "start-failed"] as const;
