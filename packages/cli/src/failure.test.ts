@@ -8,6 +8,7 @@ import {
   ReactorResponse,
   ServerUnreachable,
   UsageError,
+  WaitTimedOut,
   explain,
 } from "./failure.js";
 
@@ -31,6 +32,11 @@ describe("explain", () => {
     ],
     [new CommandFailure("the master key does not match"), EXIT.failure, "the master key does not match"],
     [new BadInput("the line is not valid JSON"), EXIT.refused, "the line is not valid JSON"],
+    [
+      new WaitTimedOut("the webhook was not delivered within 5 s"),
+      EXIT.unreachable,
+      "the webhook was not delivered within 5 s",
+    ],
     [
       new ServerUnreachable(
         URL,

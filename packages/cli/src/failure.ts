@@ -55,6 +55,14 @@ export class ReactorResponse extends Error {
   }
 }
 
+/**
+ * A wait ran out before what it waited for happened (`reactors invocation --wait`): like an unreachable server,
+ * nothing is wrong with the request, and running it again later may succeed.
+ */
+export class WaitTimedOut extends Error {
+  override name = "WaitTimedOut";
+}
+
 /** No answer from the server at `url`; `error` says why (refused, unknown host, timed out). */
 export class ServerUnreachable extends Error {
   readonly url: string;
@@ -92,6 +100,7 @@ function explainUnescaped(error: unknown): Explained {
   if (error instanceof CommandFailure) return { code: EXIT.failure, message: error.message };
   if (error instanceof BadInput) return { code: EXIT.refused, message: error.message };
   if (error instanceof ServerUnreachable) return { code: EXIT.unreachable, message: unreachable(error) };
+  if (error instanceof WaitTimedOut) return { code: EXIT.unreachable, message: error.message };
   if (error instanceof ReactorResponse) return reactorResponse(error);
   if (error instanceof TesseraConnectionError) {
     return { code: EXIT.unreachable, message: `cannot reach the server: ${error.message}` };

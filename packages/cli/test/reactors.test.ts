@@ -356,7 +356,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera reactors (${STORE})`, PROCESS_HEAVY,
       const port = (elsewhere.address() as { port: number }).port;
       const [echo, custom] = await Promise.all([deployed("thrower", ECHO), deployed("custom", CUSTOM)]);
       const unknown = "0190f0a0-0000-7000-8000-000000000000";
-      const [bad, escaped, teapot, ownBody, redirect, notFound, noPermission] = await Promise.all([
+      const [bad, escaped, teapot, ownBody, redirect, notFound, noPermission, loopback] = await Promise.all([
         asCaller(["reactors", "invoke", echo, "--args", '{"fail": "card declined"}']),
         asCaller(["reactors", "invoke", echo, "--args", '{"fail": "\\u001b[2J\\u009b2J"}']),
         asCaller(["reactors", "invoke", custom, "--args", '{"status": 418}']),
@@ -370,6 +370,8 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera reactors (${STORE})`, PROCESS_HEAVY,
         ]),
         asCaller(["reactors", "invoke", unknown]),
         cli(["reactors", "invoke", echo]),
+        // This server runs without TESSERA_WEBHOOK_ALLOW_PRIVATE: it refuses webhooks to its own network.
+        asCaller(["reactors", "invoke", echo, "--callback-url", `http://127.0.0.1:${port}/hook`]),
       ]);
       expectOneLineError(bad, 4);
       expect(bad.stderr).toBe(
@@ -388,10 +390,12 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera reactors (${STORE})`, PROCESS_HEAVY,
       expect(ownBody.stdout).toBe(
         'The reactor answered with a response of its own:\n  [\n    "own",\n    "body"\n  ]\n',
       );
-      // Followed, the redirect would have carried the caller's key to the reactor's chosen address.
+      // Followed, the redirect would have carried the caller's key to the reactor's chosen address; the server
+      // refuses to pass it on, and the CLI would not follow it either (connection.ts).
       expectOneLineError(redirect, 1);
       expect(redirect.stderr).toBe(
-        'tessera: the reactor answered 307 with its own response: {"brewing":true}\n',
+        "tessera: the server failed (500 Reactor error): Reactor Runtime Error: " +
+          "error: A reactor may not answer with a redirect (3xx).\n",
       );
       expect(visits).toBe(0);
       expectOneLineError(notFound, 4);
@@ -401,6 +405,11 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera reactors (${STORE})`, PROCESS_HEAVY,
       expectOneLineError(noPermission, 4);
       expect(noPermission.stderr).toContain(
         "(403 Forbidden): The Application lacks the permission token:use",
+      );
+      expectOneLineError(loopback, 4);
+      expect(loopback.stderr).toBe(
+        "tessera: the server refused the request (400 Validation failed): The request has invalid fields; see " +
+          "errors: callback_url: must not point to a private, loopback or link-local address\n",
       );
     } finally {
       await new Promise((resolve) => elsewhere.close(resolve));
@@ -431,8 +440,14 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera reactors (${STORE})`, PROCESS_HEAVY,
       ],
       [["reactors", "invoke", "x", "--args", `{"card": "${CARD}",}`], "--args is not valid JSON"],
       [["reactors", "invoke", "x", "--timeout", "0"], "--timeout must be an integer from 1 to 3600"],
-      [["reactors", "invoke", "x", "--callback-url", "https://a.example"], "unknown option '--callback-url'"],
-      [["reactors", "run"], "unknown command 'reactors run': use one of deploy, list, get, delete, invoke"],
+      [
+        ["reactors", "invoke", "x", "--timeout-ms", "20000"],
+        "--timeout-ms applies only with --callback-url (to wait longer for a synchronous answer, use --timeout)",
+      ],
+      [
+        ["reactors", "run"],
+        "unknown command 'reactors run': use one of deploy, list, get, delete, invoke, invocation",
+      ],
     ];
     // An unreachable server: anything sent would fail with exit 3, not 2.
     const results = await Promise.all(
@@ -451,7 +466,7 @@ describe("tessera reactors --help", PROCESS_HEAVY, () => {
   const cwd = process.cwd();
 
   it("lists the group's commands, at the top and in the group, and shows each command's options", async () => {
-    const names = ["deploy", "list", "get", "delete", "invoke"];
+    const names = ["deploy", "list", "get", "delete", "invoke", "invocation"];
     const [top, group, ...commands] = await Promise.all([
       run(["--help"], {}, cwd),
       run(["reactors", "--help"], {}, cwd),
@@ -461,12 +476,15 @@ describe("tessera reactors --help", PROCESS_HEAVY, () => {
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toBe("");
     }
+    for (const name of ["secret", "rotate-secret"]) {
+      expect(top.stdout).toMatch(new RegExp(`^  webhooks ${name} +\\S`, "m"));
+    }
     for (const name of names) {
       expect(top.stdout).toMatch(new RegExp(`^  reactors ${name} +\\S`, "m"));
       expect(group.stdout).toMatch(new RegExp(`^  ${name} +\\S`, "m"));
     }
     expect(group.stdout).toContain("Usage: tessera reactors <command> [options]");
-    const [deploy, list, get, , invoke] = commands;
+    const [deploy, list, get, , invoke, invocation] = commands;
     expect(deploy!.stdout).toMatch(/^Usage: tessera reactors deploy <file\.js> --name <name>/);
     for (const flag of [
       "--config <NAME=VALUE>",
@@ -479,5 +497,9 @@ describe("tessera reactors --help", PROCESS_HEAVY, () => {
     for (const help of [deploy, list, get]) expect(help!.stdout).toMatch(/^ {6}--show-config /m);
     expect(invoke!.stdout).toMatch(/^ {6}--args-file <file\.json> /m);
     expect(invoke!.stdout).toMatch(/^ {6}--json /m);
+    expect(invoke!.stdout).toMatch(/^ {6}--callback-url <url> /m);
+    expect(invoke!.stdout).toMatch(/^ {6}--timeout-ms <ms> /m);
+    expect(invocation!.stdout).toMatch(/^Usage: tessera reactors invocation <reactor id> <invocation id>/);
+    expect(invocation!.stdout).toMatch(/^ {6}--wait <seconds> /m);
   });
 });

@@ -6,9 +6,10 @@ import { reactors } from "./reactors.js";
 import { init, migrate, serve } from "./server.js";
 import { tenants } from "./tenants.js";
 import { tokens } from "./tokens.js";
+import { webhooks } from "./webhooks.js";
 
 /** The commands that run the vault itself, with the server's environment. */
 export const VAULT_COMMANDS: readonly (Command | Group)[] = [serve, init, migrate, keys, audit];
 
 /** The commands that administer a running vault over its API. */
-export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens, reactors];
+export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens, reactors, webhooks];

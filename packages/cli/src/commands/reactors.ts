@@ -7,6 +7,7 @@ import { readJson, readSource } from "../input.js";
 import { printAll, printPage, type Listing } from "../output/listing.js";
 import { printDetails, printJson, printLine } from "../output/print.js";
 import { REACTOR_USER_DATA, toApiJson } from "../wire.js";
+import { invocation } from "./reactors-invocation.js";
 import { invoke } from "./reactors-invoke.js";
 
 const SHOW_CONFIG_FLAG = {
@@ -154,7 +155,7 @@ export const reactors: Group = {
   name: "reactors",
   summary:
     "Reactors are JavaScript run in the vault's sandbox, with token data put into their arguments there.",
-  commands: [deploy, list, get, remove, invoke],
+  commands: [deploy, list, get, remove, invoke, invocation],
 };
 
 /** `-` reads stdin; a file that cannot be read is a usage error, as for every other input file. */
