@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type SqlBool } from "kysely";
+import { CompiledQuery, sql, type Kysely, type RawBuilder, type SqlBool } from "kysely";
 import { ROOT } from "../access/decide.js";
 import type { Database } from "../storage/schema.js";
 import type { Predicate } from "./predicate.js";
@@ -89,11 +89,29 @@ const NULLABLE = new Set(["fingerprint", "created_by", "modified_by", "modified_
  * expiry inside the statement so that pages are full and totals exact. Values are always parameters.
  */
 export function compileSearch(predicate: Predicate | undefined, scope: SearchScope): CompiledSearch {
-  const conjuncts = (
-    predicate === undefined ? [] : predicate.kind === "and" ? predicate.children : [predicate]
-  )
-    // `container:"/*"` holds for every token; at the top it filters nothing.
-    .filter((p) => p.kind !== "everything");
+  return build(predicate, scope, coveredByRules(predicate, scope));
+}
+
+/** Whether the caller's rules cover every token the query can find, so that no rule check per row is needed. */
+function coveredByRules(predicate: Predicate | undefined, scope: SearchScope): boolean {
+  const driver = pickDriver(conjunctsOf(predicate));
+  // A container driver under one of the caller's rule containers holds only tokens the caller may see.
+  return (
+    scope.visiblePaths.includes(ROOT) ||
+    (driver?.kind === "container" && scope.visiblePaths.some((path) => driver.path.startsWith(path)))
+  );
+}
+
+function conjunctsOf(predicate: Predicate | undefined): Predicate[] {
+  return (
+    (predicate === undefined ? [] : predicate.kind === "and" ? predicate.children : [predicate])
+      // `container:"/*"` holds for every token; at the top it filters nothing.
+      .filter((p) => p.kind !== "everything")
+  );
+}
+
+function build(predicate: Predicate | undefined, scope: SearchScope, allVisible: boolean): CompiledSearch {
+  const conjuncts = conjunctsOf(predicate);
   const driver = pickDriver(conjuncts);
   const rest = conjuncts.filter((p) => p !== driver);
   const source = driver === undefined ? TOKENS : indexSource(driverTable(driver));
@@ -103,10 +121,6 @@ export function compileSearch(predicate: Predicate | undefined, scope: SearchSco
 
   const compiler = new Compiler(scope);
   const s = source.alias;
-  // A container driver under one of the caller's rule containers holds only tokens the caller may see.
-  const allVisible =
-    scope.visiblePaths.includes(ROOT) ||
-    (driver?.kind === "container" && scope.visiblePaths.some((path) => driver.path.startsWith(path)));
   const conditions: RawBuilder<SqlBool>[] = [
     sql<SqlBool>`${sql.ref(`${s}.tenant_id`)} = ${scope.tenantId}`,
     ...(driver === undefined ? [] : [compiler.driverKey(driver)]),
@@ -330,4 +344,109 @@ export function searchKey(predicate: Predicate | undefined, scope: SearchScope):
     scope.visiblePaths,
     predicate === undefined ? null : blinded(predicate),
   ]);
+}
+
+/**
+ * Compiled statements by the shape of their search, because building and compiling them through Kysely cost
+ * about as much as running a small search. Two searches of one shape (the same terms and operators, as many rule
+ * containers, the same page size) differ only in their parameters: the statement is compiled once from a
+ * template whose every value is a numbered marker, and each search then binds its own values by position. Values
+ * never reach the SQL text, so a cached text holds none (data values are blinded before binding, as always).
+ */
+export function searchStatements<DB>(db: Kysely<DB>, capacity = 200) {
+  const cache = new Map<string, { sql: string; slots: number[] }>();
+
+  function statement(shape: string, template: () => RawBuilder<unknown>, values: readonly unknown[]) {
+    let entry = cache.get(shape);
+    if (entry === undefined) {
+      const compiled = template().compile(db);
+      entry = { sql: compiled.sql, slots: compiled.parameters.map(slotOf) };
+      if (cache.size >= capacity) cache.delete(cache.keys().next().value as string);
+      cache.set(shape, entry);
+    }
+    return CompiledQuery.raw(
+      entry.sql,
+      entry.slots.map((slot) => values[slot]),
+    );
+  }
+
+  return {
+    page(predicate: Predicate | undefined, scope: SearchScope, offset: number, limit: number): CompiledQuery {
+      const { shape, values, template } = parameterize(predicate, scope, offset);
+      return statement(`page:${limit}:${shape}`, () => template().page(MARKED_OFFSET, limit), values);
+    },
+    count(predicate: Predicate | undefined, scope: SearchScope): CompiledQuery {
+      const { shape, values, template } = parameterize(predicate, scope, 0);
+      return statement(`count:${shape}`, () => template().count(), values);
+    },
+  };
+}
+
+/** Only a template's parameters are read as markers, and every one of them is a marker. */
+const MARK = "\u0000value ";
+/** The marker of the offset, which the template's page takes as its value. */
+const MARKED_OFFSET = -1;
+
+/** A numbered marker standing for the value at that index; it can only come from a template. */
+function marker(index: number): string {
+  return `${MARK}${index}`;
+}
+
+function slotOf(parameter: unknown): number {
+  if (parameter === MARKED_OFFSET) return 0;
+  const index =
+    typeof parameter === "string" && parameter.startsWith(MARK) ? Number(parameter.slice(MARK.length)) : NaN;
+  // Every parameter of a template is a marker; anything else would be a value fixed into the cached statement.
+  if (!Number.isSafeInteger(index)) throw new Error("a search template holds a value that is not a marker");
+  return index;
+}
+
+/**
+ * The search with every value replaced by a marker, as a shape (the key of its statements) and a template to
+ * compile, and the values in marker order. Index 0 is the page's offset. Whether the rules cover everything
+ * depends on the values, so it is decided here on the real ones and is part of the shape.
+ */
+function parameterize(predicate: Predicate | undefined, scope: SearchScope, offset: number) {
+  const values: unknown[] = [offset];
+  const mark = (value: unknown): string => {
+    values.push(value);
+    return marker(values.length - 1);
+  };
+  const marked = (p: Predicate): Predicate => {
+    switch (p.kind) {
+      case "and":
+      case "or":
+        return { kind: p.kind, children: p.children.map(marked) };
+      case "not":
+        return { kind: "not", child: marked(p.child) };
+      case "equals":
+        return { ...p, value: mark(p.value) };
+      case "during":
+        return {
+          kind: p.kind,
+          column: p.column,
+          ...(p.from !== undefined && { from: mark(p.from) }),
+          ...(p.to !== undefined && { to: mark(p.to) }),
+        };
+      case "data":
+        return { kind: "data", value: mark(scope.blind(p.value)) };
+      case "metadata":
+        return { kind: "metadata", key: mark(p.key), value: mark(p.value) };
+      case "container":
+        return { ...p, path: mark(p.path) };
+      case "everything":
+        return p;
+    }
+  };
+  const allVisible = coveredByRules(predicate, scope);
+  const markedScope: SearchScope = {
+    tenantId: mark(scope.tenantId),
+    now: mark(scope.now),
+    visiblePaths: scope.visiblePaths.map(mark),
+    // Data values are blinded above, before they are marked.
+    blind: (value) => value,
+  };
+  const markedPredicate = predicate === undefined ? undefined : marked(predicate);
+  const shape = JSON.stringify([markedPredicate ?? null, scope.visiblePaths.length, allVisible]);
+  return { shape, values, template: () => build(markedPredicate, markedScope, allVisible) };
 }

@@ -8,7 +8,7 @@ import { openStore, type Store } from "../storage/database.js";
 import { migrateToLatest } from "../storage/migrate.js";
 import type { Database } from "../storage/schema.js";
 import { STORE, TEST_MASTER_KEY, createTestDatabase, type TestDatabase } from "../../test/harness.js";
-import { compileSearch, type SearchScope } from "./compile.js";
+import { compileSearch, searchStatements, type SearchScope } from "./compile.js";
 import { parseQuery } from "./parser.js";
 import { toPredicate } from "./predicate.js";
 
@@ -36,6 +36,50 @@ const postgresDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: n
 describe("search SQL", () => {
   afterAll(async () => {
     await postgresDb.destroy();
+  });
+
+  it("compiles a shape once and binds each search's own values, as compileSearch would", () => {
+    // Pairs of one shape with different values, then other shapes; each answer must be the uncached one.
+    const queries = [
+      'data:"123-45-6789" AND metadata.region:eu AND type:token',
+      'data:"987-65-4321" AND metadata.tier:gold AND type:social_security_number',
+      "metadata.customer_id:cust-1",
+      "metadata.customer_id:cust-2",
+      'container:"/pci/*" -container:"/pci/high/*" created_at:[2024-01-01 TO *]',
+      'container:"/pii/*" -container:"/pii/low/*" created_at:[2025-06-01 TO *]',
+      "(type:token OR fingerprint:abc) AND NOT modified_by:x modified_at:{* TO 2025-01-01}",
+      "(type:social_security_number OR fingerprint:def) AND NOT modified_by:y modified_at:{* TO 2026-01-01}",
+      "created_at:2024-01-31",
+      "",
+    ];
+    for (const db of [sqliteDb, postgresDb]) {
+      const statements = searchStatements(db);
+      for (const paths of [["/"], ["/pci/", "/pii/"], ["/pii/", "/bank/"], []]) {
+        for (const query of queries) {
+          const tree = parseQuery(query);
+          const predicate = tree && toPredicate(tree, { types: ["token", "social_security_number"] });
+          const expected = compileSearch(predicate, scope(paths));
+          for (const [offset, size] of [
+            [0, 20],
+            [40, 20],
+            [0, 7],
+          ] as const) {
+            const page = statements.page(predicate, scope(paths), offset, size);
+            const uncached = expected.page(offset, size).compile(db);
+            expect({ sql: page.sql, parameters: page.parameters }).toEqual({
+              sql: uncached.sql,
+              parameters: uncached.parameters,
+            });
+          }
+          const count = statements.count(predicate, scope(paths));
+          const uncounted = expected.count().compile(db);
+          expect({ sql: count.sql, parameters: count.parameters }).toEqual({
+            sql: uncounted.sql,
+            parameters: uncounted.parameters,
+          });
+        }
+      }
+    }
   });
 
   it("passes every value as a parameter, and a data value only as its blind index", () => {

@@ -1,9 +1,9 @@
 import { CompiledQuery, sql, type Selectable } from "kysely";
 import { containerPaths, ROOT } from "../access/decide.js";
 import {
-  compileSearch,
   coversEverything,
   searchKey,
+  searchStatements,
   topLevelPaths,
   type PAGE_COLUMNS,
   type SearchScope,
@@ -161,6 +161,7 @@ function searchCache(reads: Reads) {
 export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
   const { readOne, readAll, readArrays } = reads;
   const cached = searchCache(reads);
+  const searches = searchStatements(db);
   const nextExpiry = async (now: string) =>
     (
       await readOne<{ next: string | null }>(
@@ -368,14 +369,13 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         ...scope,
         visiblePaths: coversEverything(scope.visiblePaths, tops) ? [ROOT] : scope.visiblePaths,
       };
-      const compiled = compileSearch(predicate, visible);
-      const rows = await readArrays<PageRow>(compiled.page(page.offset, page.limit).compile(db));
+      const rows = await readArrays<PageRow>(searches.page(predicate, visible, page.offset, page.limit));
       // A page that is not full ends the results, so it also tells how many there are.
       const total =
         rows.length < page.limit && (rows.length > 0 || page.offset === 0)
           ? page.offset + rows.length
           : await cached(`count:${searchKey(predicate, visible)}`, scope.now, async () => {
-              const [row] = await readAll<{ n: number | string }>(compiled.count().compile(db));
+              const [row] = await readAll<{ n: number | string }>(searches.count(predicate, visible));
               return { value: Number(row?.n ?? 0), until: await nextExpiry(scope.now) };
             });
       return { items: rows.map((row) => fromPageRow(scope.tenantId, row)), total };
