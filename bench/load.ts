@@ -65,6 +65,11 @@ function reduce(result: autocannon.Result, latencies: readonly number[]): RoundF
   };
 }
 
+/** Nearest-rank percentile of values in any order; NaN when there are none. */
+export function percentileOf(values: readonly number[], fraction: number): number {
+  return percentile(Float64Array.from(values).sort(), fraction);
+}
+
 /** Nearest-rank percentile of ascending values; NaN when there are none, which `roundProblems` reports. */
 function percentile(sorted: Float64Array, fraction: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -94,7 +99,6 @@ export interface MedianFigures {
   readonly p99Ms: number;
 }
 
-/** Medians per figure rather than the figures of a median round: the machine is shared and rounds are noisy. */
 /** One side of a scenario: its rounds, their medians and whatever was wrong with its answers. */
 export interface Measured {
   readonly rounds: RoundFigures[];
@@ -102,6 +106,7 @@ export interface Measured {
   readonly problems: string[];
 }
 
+/** Medians per figure rather than the figures of a median round: the machine is shared and rounds are noisy. */
 export function medians(rounds: readonly RoundFigures[]): MedianFigures {
   return {
     reqPerSec: median(rounds.map((r) => r.reqPerSec)),
@@ -110,7 +115,8 @@ export function medians(rounds: readonly RoundFigures[]): MedianFigures {
   };
 }
 
-function median(values: readonly number[]): number {
+/** The middle value, or the mean of the two middle ones. */
+export function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = Math.floor(sorted.length / 2);
   const upper = sorted[middle];

@@ -4,12 +4,14 @@
 // pass mark, so the verdict holds on a laptop, a CI runner or a shared box alike.
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { formatTable } from "./format.js";
 import {
+  median,
   medians,
   roundProblems,
   runLoad,
@@ -17,6 +19,9 @@ import {
   type RoundFigures,
   type Measured,
 } from "./load.js";
+import { cpuSnapshot, cpuUsed } from "./proc.js";
+import type { Probe, ProbeContext, ProbeReport } from "./probes.js";
+import { WORKER_COMM, reactorProbes, workersNeeded } from "./reactor-probes.js";
 import { scenarios, type CeilingKind, type LoadRequest, type Scenario } from "./scenarios.js";
 import {
   freePort,
@@ -41,7 +46,8 @@ const USAGE = `Usage: npm run bench -- [options]
   --warmup <s>        discarded warm-up seconds per server, before the first round (default 3)
   --rounds <n>        measured rounds per server, alternating ceiling and Tessera (default 2)
   --connections <n>   concurrent connections (default 10)
-  --only <text>       run only the scenarios whose name contains <text>
+  --only <text>       run only the scenarios whose name contains <text> ("react": the reactor ones)
+  --cold-starts <n>   fresh reactors timed per reactor cold-start case (default 20)
   --profile <dir>     write a V8 CPU profile of the Tessera server to <dir> (node --cpu-prof)
   -h, --help          show this help
 `;
@@ -51,6 +57,7 @@ interface Settings {
   readonly warmupS: number;
   readonly rounds: number;
   readonly connections: number;
+  readonly coldStarts: number;
   readonly only?: string;
   readonly profileDir?: string;
 }
@@ -64,6 +71,7 @@ function parseSettings(argv: string[]): Settings | undefined {
       warmup: { type: "string", default: "3" },
       rounds: { type: "string", default: "2" },
       connections: { type: "string", default: "10" },
+      "cold-starts": { type: "string", default: "20" },
       only: { type: "string" },
       profile: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -75,6 +83,7 @@ function parseSettings(argv: string[]): Settings | undefined {
     warmupS: integerOption("--warmup", values.warmup, 0),
     rounds: integerOption("--rounds", values.rounds, 1),
     connections: integerOption("--connections", values.connections, 1),
+    coldStarts: integerOption("--cold-starts", values["cold-starts"], 1),
     ...(values.only !== undefined && { only: values.only }),
     ...(values.profile !== undefined && { profileDir: path.resolve(values.profile) }),
   };
@@ -109,6 +118,7 @@ async function startTessera(
   dataDir: string,
   managementKey: string,
   profileDir: string | undefined,
+  settingsEnv: Readonly<Record<string, string>>,
 ): Promise<ServerProcess> {
   const port = await freePort();
   // Inherited TESSERA_* settings (a master key file, a PostgreSQL URL…) would make the figures depend on the shell
@@ -134,6 +144,7 @@ async function startTessera(
       TESSERA_BOOTSTRAP_KEY: managementKey,
       // Per-request info logs would measure pino's output rather than the vault.
       TESSERA_LOG_LEVEL: "warn",
+      ...settingsEnv,
     },
     port,
   });
@@ -201,6 +212,56 @@ interface Target {
   measure(durationS: number): Promise<RoundFigures>;
   problems(figures: RoundFigures): string[];
   readonly rounds: RoundFigures[];
+  /** For Tessera on Linux: the server process whose CPU, and its reactor workers', is read around each round. */
+  readonly cpu?: { readonly pid: number; readonly rounds: RoundCpu[] };
+}
+
+/** Shares of one core used during a round, from /proc: saturation shows as 100 % for the one event loop. */
+interface RoundCpu {
+  readonly serverPct: number;
+  /** All reactor workers together; null when the server had none. */
+  readonly workersPct: number | null;
+}
+
+interface CpuFigures {
+  readonly rounds: readonly RoundCpu[];
+  readonly medianServerPct: number;
+  readonly medianWorkersPct: number | null;
+}
+
+function cpuFigures(target: Target): CpuFigures | null {
+  if (target.cpu === undefined || target.cpu.rounds.length === 0) return null;
+  const { rounds } = target.cpu;
+  const workers = rounds.flatMap((round) => (round.workersPct === null ? [] : [round.workersPct]));
+  return {
+    rounds,
+    medianServerPct: median(rounds.map((round) => round.serverPct)),
+    medianWorkersPct: workers.length === 0 ? null : median(workers),
+  };
+}
+
+/** Runs one round of `target`, reading the server's CPU around it when the target says so. */
+async function measureRound(target: Target, durationS: number): Promise<RoundFigures> {
+  const watched = target.cpu;
+  const before = watched === undefined ? undefined : cpuSnapshot(watched.pid, WORKER_COMM);
+  const figures = await target.measure(durationS);
+  if (watched !== undefined && before !== undefined) {
+    const after = cpuSnapshot(watched.pid, WORKER_COMM);
+    const used = cpuUsed(before, after);
+    const wallMs = figures.durationS * 1000;
+    const hadWorkers = before.descendants.size + after.descendants.size > 0;
+    watched.rounds.push({
+      serverPct: (100 * used.rootMs) / wallMs,
+      workersPct: hadWorkers ? (100 * used.descendantsMs) / wallMs : null,
+    });
+  }
+  return figures;
+}
+
+function cpuText(cpu: RoundCpu | null | undefined): string {
+  if (cpu === null || cpu === undefined) return "";
+  const workers = cpu.workersPct === null ? "" : `, workers ${cpu.workersPct.toFixed(0)} %`;
+  return `, server CPU ${cpu.serverPct.toFixed(0)} %${workers}`;
 }
 
 interface Ceiling {
@@ -212,13 +273,22 @@ interface Ceiling {
   stop(): Promise<void>;
 }
 
-function httpTarget(label: string, url: string, request: LoadRequest, settings: Settings): Target {
+function httpTarget(
+  label: string,
+  url: string,
+  request: LoadRequest,
+  settings: Settings,
+  server?: ServerProcess,
+): Target {
+  const pid = server?.child.pid;
   return {
     label,
     measure: (durationS) =>
       runLoad(url, request, { connections: settings.connections, pipelining: PIPELINING, durationS }),
     problems: (figures) => roundProblems(figures, request.expectedStatus),
     rounds: [],
+    // /proc is Linux's; elsewhere the figures go without CPU shares.
+    ...(pid !== undefined && process.platform === "linux" && { cpu: { pid, rounds: [] } }),
   };
 }
 
@@ -231,15 +301,17 @@ async function startCeilingFor(
   switch (kind) {
     case "http": {
       const server = await startCeiling(bodyBytes);
-      // The same request headers go to both servers, so only the work behind the route differs.
+      // The same request headers (and body, which the ceiling then parses as JSON) go to both servers, so only
+      // the work behind the route differs.
       const ceilingRequest: LoadRequest = {
-        method: "GET",
+        method: request.body === undefined ? "GET" : "POST",
         path: "/",
         headers: request.headers,
+        ...(request.body !== undefined && { body: request.body }),
         expectedStatus: 200,
       };
       return {
-        label: `ceiling: bare Fastify, ${bodyBytes} B JSON`,
+        label: `ceiling: bare Fastify ${ceilingRequest.method}, ${bodyBytes} B JSON`,
         target: httpTarget("ceiling", `${server.baseUrl}/`, ceilingRequest, settings),
         servers: [server],
         stop: () => retire(server),
@@ -261,22 +333,49 @@ async function startCeilingFor(
   }
 }
 
+interface ReferenceReport {
+  readonly name: string;
+  readonly method: string;
+  readonly path: string;
+  readonly measured: Measured;
+  readonly cpu: CpuFigures | null;
+  /** Median over the rounds of (scenario p50 − reference p50), each pair measured back to back. */
+  readonly p50AboveMs: number;
+  readonly maxP50AboveMs: number;
+}
+
 interface ScenarioReport {
+  readonly kind: "load";
   readonly name: string;
   readonly method: string;
   readonly path: string;
   readonly bodyBytes: number;
   readonly ceilingKind: CeilingKind;
   readonly ceilingLabel: string;
-  readonly minRatio: number;
+  /** null when the scenario sets no ratio target (the ratio is still measured). */
+  readonly minRatio: number | null;
   /** null when the scenario sets no latency target. */
   readonly maxP99Ms: number | null;
   readonly ceiling: Measured;
   readonly tessera: Measured;
+  /** The server's (and its reactor workers') share of a core during Tessera's rounds; null off Linux. */
+  readonly tesseraCpu: CpuFigures | null;
   readonly ratio: number;
-  /** Why the scenario failed ("errors", "ratio", "p99"); empty when it passed. */
+  readonly reference: ReferenceReport | null;
+  /** Why the scenario failed ("errors", "ratio", "p99", "p50 vs reference"); empty when it passed. */
   readonly failures: string[];
   readonly pass: boolean;
+}
+
+/** Sends `request` once and returns the answer's size, failing unless its status is the expected one. */
+async function probeBodyBytes(name: string, url: string, request: LoadRequest): Promise<number> {
+  const probe = await httpRequest(url, request);
+  if (probe.status !== request.expectedStatus) {
+    throw new Error(
+      `${name} answered HTTP ${probe.status}, expected ${request.expectedStatus}: ${probe.body.toString("utf8")}`,
+    );
+  }
+  return probe.body.length;
 }
 
 async function runScenario(
@@ -285,59 +384,104 @@ async function runScenario(
   managementKey: string,
   settings: Settings,
 ): Promise<ScenarioReport> {
-  const request = await scenario.prepare({ baseUrl: tessera.baseUrl, managementKey });
+  const prepared = await scenario.prepare({ baseUrl: tessera.baseUrl, managementKey });
+  const { request } = prepared;
   const url = tessera.baseUrl + request.path;
-  const probe = await httpRequest(url, request);
-  if (probe.status !== request.expectedStatus) {
-    throw new Error(
-      `${scenario.name} answered HTTP ${probe.status}, expected ${request.expectedStatus}: ${probe.body.toString("utf8")}`,
-    );
+  const bodyBytes = await probeBodyBytes(scenario.name, url, request);
+  if ((scenario.reference === undefined) !== (prepared.reference === undefined)) {
+    throw new Error(`${scenario.name}: a reference must be both named and prepared`);
   }
-  const bodyBytes = probe.body.length;
+  const reference =
+    scenario.reference === undefined || prepared.reference === undefined
+      ? undefined
+      : { ...scenario.reference, request: prepared.reference };
+  if (reference !== undefined) {
+    await probeBodyBytes(reference.name, tessera.baseUrl + reference.request.path, reference.request);
+  }
 
   const ceiling = await startCeilingFor(scenario.ceiling, request, bodyBytes, settings);
   try {
-    const targets = [ceiling.target, httpTarget("Tessera", url, request, settings)] as const;
+    const tesseraTarget = httpTarget("Tessera", url, request, settings, tessera);
+    const referenceTarget =
+      reference === undefined
+        ? undefined
+        : httpTarget(
+            `Tessera ${reference.name}`,
+            tessera.baseUrl + reference.request.path,
+            reference.request,
+            settings,
+            tessera,
+          );
+    const targets = [
+      ceiling.target,
+      tesseraTarget,
+      ...(referenceTarget === undefined ? [] : [referenceTarget]),
+    ];
     if (settings.warmupS > 0) {
       for (const target of targets) {
         progress(`${scenario.name}: warming up ${target.label} for ${settings.warmupS} s`);
         await target.measure(settings.warmupS);
       }
     }
-    // Alternating spreads the machine's background noise over both targets instead of penalising whichever ran
+    // Alternating spreads the machine's background noise over every target instead of penalising whichever ran
     // while a neighbour was busy.
     for (let round = 1; round <= settings.rounds; round++) {
       for (const target of targets) {
         assertAlive(tessera, ...ceiling.servers);
-        const figures = await target.measure(settings.durationS);
+        const figures = await measureRound(target, settings.durationS);
         target.rounds.push(figures);
         progress(
           `${scenario.name}: round ${round}/${settings.rounds} ${target.label}: ${figures.reqPerSec.toFixed(0)} req/s, ` +
-            `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms`,
+            `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms${cpuText(target.cpu?.rounds.at(-1))}`,
         );
       }
     }
-    const [ceilingFigures, tesseraFigures] = targets.map(summarize) as [Measured, Measured];
+    const ceilingFigures = summarize(ceiling.target);
+    const tesseraFigures = summarize(tesseraTarget);
     const ratio = tesseraFigures.median.reqPerSec / ceilingFigures.median.reqPerSec;
     const failures: string[] = [];
     if (ceilingFigures.problems.length + tesseraFigures.problems.length > 0) failures.push("errors");
-    if (!(ratio >= scenario.minRatio)) failures.push("ratio");
+    if (scenario.minRatio !== undefined && !(ratio >= scenario.minRatio)) failures.push("ratio");
     if (scenario.maxP99Ms !== undefined && !(tesseraFigures.median.p99Ms < scenario.maxP99Ms)) {
       failures.push("p99");
     }
+    let referenceReport: ReferenceReport | null = null;
+    if (reference !== undefined && referenceTarget !== undefined) {
+      const measured = summarize(referenceTarget);
+      // Paired by round: a react round and the token-read round right after it saw the same neighbours.
+      const p50AboveMs = median(
+        tesseraTarget.rounds.map(
+          (figures, index) => figures.p50Ms - (referenceTarget.rounds[index]?.p50Ms ?? NaN),
+        ),
+      );
+      if (measured.problems.length > 0) failures.push("errors");
+      if (!(p50AboveMs <= reference.maxP50AboveMs)) failures.push("p50 vs reference");
+      referenceReport = {
+        name: reference.name,
+        method: reference.request.method,
+        path: reference.request.path,
+        measured,
+        cpu: cpuFigures(referenceTarget),
+        p50AboveMs,
+        maxP50AboveMs: reference.maxP50AboveMs,
+      };
+    }
     return {
+      kind: "load",
       name: scenario.name,
       method: request.method,
       path: request.path,
       bodyBytes,
       ceilingKind: scenario.ceiling,
       ceilingLabel: ceiling.label,
-      minRatio: scenario.minRatio,
+      minRatio: scenario.minRatio ?? null,
       maxP99Ms: scenario.maxP99Ms ?? null,
       ceiling: ceilingFigures,
       tessera: tesseraFigures,
+      tesseraCpu: cpuFigures(tesseraTarget),
       ratio,
-      failures,
+      reference: referenceReport,
+      failures: [...new Set(failures)],
       pass: failures.length === 0,
     };
   } finally {
@@ -374,19 +518,40 @@ function header(settings: Settings): string {
   );
 }
 
+/** The 1, 5 and 15 minute load averages: the machine is shared, and a figure means little without them. */
+function loadAverage(): number[] {
+  return os.loadavg().map((load) => Math.round(load * 100) / 100);
+}
+
+function loads(averages: readonly number[]): string {
+  return averages.map((load) => load.toFixed(2)).join(", ");
+}
+
 function table(reports: readonly ScenarioReport[]): string {
-  const head = ["scenario", "req/s (median)", "p50 ms", "p99 ms", "ratio to ceiling", "target", "result"];
+  const head = [
+    "scenario",
+    "req/s (median)",
+    "p50 ms",
+    "p99 ms",
+    "ratio to ceiling",
+    "CPU: server, workers",
+    "target",
+    "result",
+  ];
   const body: string[][] = reports.flatMap((report) => {
-    const { ceiling, tessera } = report;
+    const { ceiling, tessera, reference } = report;
     const target = [
-      `≥ ${report.minRatio.toFixed(2)}`,
+      ...(report.minRatio === null ? [] : [`≥ ${report.minRatio.toFixed(2)}`]),
       ...(report.maxP99Ms === null ? [] : [`p99 < ${report.maxP99Ms} ms`]),
+      ...(reference === null ? [] : [`p50 ≤ ${reference.name}'s + ${reference.maxP50AboveMs} ms`]),
     ].join(", ");
-    return [
+    const verdict = report.pass ? "pass" : `FAIL (${report.failures.join(", ")})`;
+    const rows = [
       [
         report.ceilingLabel,
         ...figureCells(ceiling.median),
         "1.00",
+        "",
         "",
         ceiling.problems.length > 0 ? "errors" : "",
       ],
@@ -394,54 +559,129 @@ function table(reports: readonly ScenarioReport[]): string {
         report.name,
         ...figureCells(tessera.median),
         report.ratio.toFixed(2),
+        cpuCell(report.tesseraCpu),
         target,
-        report.pass ? "pass" : `FAIL (${report.failures.join(", ")})`,
+        reference === null ? verdict : `${verdict}: p50 ${signedMs(reference.p50AboveMs)}`,
       ],
     ];
+    if (reference !== null) {
+      rows.push([
+        `beside it: ${reference.name}`,
+        ...figureCells(reference.measured.median),
+        "",
+        cpuCell(reference.cpu),
+        "",
+        reference.measured.problems.length > 0 ? "errors" : "",
+      ]);
+    }
+    return rows;
   });
-  const widths = head.map((title, column) =>
-    Math.max(title.length, ...body.map((row) => row[column]?.length ?? 0)),
-  );
-  const line = (row: string[]) => row.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join(" | ");
-  return [line(head), widths.map((width) => "-".repeat(width)).join("-|-"), ...body.map(line)].join("\n");
+  return formatTable(head, body);
+}
+
+/** Median shares of a core during Tessera's rounds: the server's event loop, and all reactor workers together. */
+function cpuCell(cpu: CpuFigures | null): string {
+  if (cpu === null) return "";
+  const workers = cpu.medianWorkersPct === null ? "—" : `${cpu.medianWorkersPct.toFixed(0)} %`;
+  return `${cpu.medianServerPct.toFixed(0)} %, ${workers}`;
+}
+
+function signedMs(value: number): string {
+  return `${value >= 0 ? "+" : "−"}${Math.abs(value).toFixed(2)} ms`;
 }
 
 function figureCells(figures: MedianFigures): string[] {
   return [figures.reqPerSec.toFixed(0), figures.p50Ms.toFixed(2), figures.p99Ms.toFixed(2)];
 }
 
+function probeContext(tessera: ServerProcess, managementKey: string, settings: Settings): ProbeContext {
+  let servers = 0;
+  const handle = (server: ServerProcess) => {
+    if (server.child.pid === undefined) throw new Error(`${server.name} has no process id`);
+    return { context: { baseUrl: server.baseUrl, managementKey }, pid: server.child.pid };
+  };
+  return {
+    tessera: handle(tessera),
+    coldStarts: settings.coldStarts,
+    async startTessera(env) {
+      if (tempDir === undefined) throw new Error("another server runs inside the benchmark's directory");
+      const dataDir = path.join(tempDir, `tessera-${++servers}`);
+      await mkdir(dataDir);
+      const server = await startTessera(dataDir, managementKey, undefined, env);
+      return { ...handle(server), stop: () => retire(server) };
+    },
+    progress,
+  };
+}
+
 async function main(settings: Settings): Promise<boolean> {
+  const loadAtStart = loadAverage();
+  const matches = (name: string) => settings.only === undefined || name.includes(settings.only);
+  const selected = scenarios.filter((scenario) => matches(scenario.name));
+  const selectedProbes: readonly Probe[] = reactorProbes.filter((probe) => matches(probe.name));
+  if (selected.length + selectedProbes.length === 0) {
+    throw new Error(`no scenario name contains ${JSON.stringify(settings.only)}`);
+  }
+
   tempDir = await mkdtemp(path.join(os.tmpdir(), "tessera-bench-"));
   // 36 random bytes are 48 base64url characters: above Tessera's minimum key length, and known to this run only.
   const managementKey = randomBytes(36).toString("base64url");
-  const tessera = await startTessera(tempDir, managementKey, settings.profileDir);
-  const selected = scenarios.filter((s) => settings.only === undefined || s.name.includes(settings.only));
-  if (selected.length === 0) throw new Error(`no scenario name contains ${JSON.stringify(settings.only)}`);
+  // Room for every reactor this run creates, so that no measurement meets a full pool (which evicts workers
+  // and stops keeping a spare); the default, 32, is kept when it is enough.
+  const tessera = await startTessera(tempDir, managementKey, settings.profileDir, {
+    TESSERA_REACTOR_MAX_WORKERS: String(Math.max(32, workersNeeded(settings.coldStarts))),
+  });
 
   const reports: ScenarioReport[] = [];
   for (const scenario of selected) {
     reports.push(await runScenario(scenario, tessera, managementKey, settings));
   }
+  const probeReports: ProbeReport[] = [];
+  const context = probeContext(tessera, managementKey, settings);
+  for (const probe of selectedProbes) {
+    assertAlive(tessera);
+    probeReports.push(await probe.run(context));
+  }
+  const loadAtEnd = loadAverage();
 
-  process.stdout.write(`\n${header(settings)}\n\n${table(reports)}\n`);
+  process.stdout.write(
+    `\n${header(settings)}\nload average (1, 5, 15 min): ${loads(loadAtStart)} at the start, ${loads(loadAtEnd)} at the end\n`,
+  );
+  if (reports.length > 0) process.stdout.write(`\n${table(reports)}\n`);
+  for (const report of probeReports) {
+    process.stdout.write(
+      `\n${report.table}\n${report.pass ? "" : `${report.name}: FAIL (${report.failures.join(", ")})\n`}`,
+    );
+  }
   for (const report of reports) {
     for (const [label, measured] of [
       ["ceiling", report.ceiling],
       ["Tessera", report.tessera],
+      ...(report.reference === null ? [] : [[report.reference.name, report.reference.measured] as const]),
     ] as const) {
       for (const problem of measured.problems) process.stderr.write(`${report.name}, ${label}: ${problem}\n`);
     }
   }
 
-  const pass = reports.every((report) => report.pass);
+  const pass = [...reports, ...probeReports].every((report) => report.pass);
   const cpus = os.cpus();
   const results = {
     date: new Date().toISOString(),
     node: process.version,
     platform: `${process.platform} ${os.release()} ${process.arch}`,
     cpus: { count: cpus.length, model: cpus[0]?.model.trim() },
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
     settings: { ...settings, pipelining: PIPELINING },
-    scenarios: reports,
+    scenarios: [
+      ...reports,
+      ...probeReports.map(({ name, kind, failures, pass, figures }) => ({
+        kind,
+        name,
+        ...figures,
+        failures,
+        pass,
+      })),
+    ],
     pass,
   };
   await writeFile(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);

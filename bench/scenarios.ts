@@ -1,13 +1,13 @@
 // What is measured. Each scenario is one request, repeated under load against Tessera and compared with a ceiling:
 // a bare Fastify server answering a body of the same size, or, for writes, a plain SQLite loop (CeilingKind).
-import { httpRequest } from "./server.js";
+// What is measured. Each scenario is one request, repeated under load against Tessera and compared with a ceiling:
+// a bare Fastify server answering a body of the same size, or, for writes, a plain SQLite loop (CeilingKind).
+// A scenario may also name a reference request, measured in the same alternating rounds, that its latency is
+// held against.
+import { CARD_NUMBER, JSON_TYPE, createCardToken, pciApplicationKey, type ScenarioContext } from "./api.js";
+import { reactorFixture } from "./reactor-fixture.js";
 
-export interface ScenarioContext {
-  /** Tessera's base URL, e.g. http://127.0.0.1:41234 */
-  readonly baseUrl: string;
-  /** The bootstrap Application's management key, which may do anything. */
-  readonly managementKey: string;
-}
+export type { ScenarioContext } from "./api.js";
 
 export interface LoadRequest {
   readonly method: "GET" | "POST" | "PUT" | "DELETE";
@@ -20,7 +20,8 @@ export interface LoadRequest {
 
 /**
  * What a scenario's throughput is divided by.
- * - `http`: a bare Fastify server answering `GET /` with a JSON body of the same size as Tessera's answer.
+ * - `http`: a bare Fastify server answering `GET /` (or `POST /`, parsing the same body, when the scenario sends
+ *   one) with a JSON body of the same size as Tessera's answer.
  * - `storage`: storage-ceiling.ts, a plain better-sqlite3 loop committing one token per transaction with the
  *   server's pragmas and schema; for writes, whose cost is the durable commit rather than the framework.
  */
@@ -29,63 +30,23 @@ export type CeilingKind = "http" | "storage";
 export interface Scenario {
   readonly name: string;
   readonly ceiling: CeilingKind;
-  /** The pass mark: Tessera's req/s divided by the ceiling's must be at least this. */
-  readonly minRatio: number;
+  /** The pass mark, if any: Tessera's req/s divided by the ceiling's must be at least this. */
+  readonly minRatio?: number;
   /** If set, Tessera's median p99 latency must also stay below this many milliseconds. */
   readonly maxP99Ms?: number;
+  /**
+   * If set, `prepare` also returns a reference request of Tessera's, measured in the same alternating rounds, and
+   * the scenario's p50 may exceed the reference's (median of the per-round differences) by at most this much.
+   */
+  readonly reference?: { readonly name: string; readonly maxP50AboveMs: number };
   /** Creates whatever the request needs (tokens, Applications…) and returns the request to repeat. */
-  prepare(context: ScenarioContext): Promise<LoadRequest>;
+  prepare(context: ScenarioContext): Promise<PreparedScenario>;
 }
 
-const JSON_TYPE = "application/json";
-/** A test card number that passes the Luhn check, as card_number tokens require. */
-const CARD_NUMBER = "4242424242424242";
-/** The rule both token scenarios' Applications hold: the default card_number container, shown in clear. */
-const pciRule = (permission: "token:read" | "token:create") => ({
-  priority: 1,
-  container: "/pci/",
-  transform: "reveal",
-  permissions: [permission],
-});
-
-/** POSTs JSON with `key` and returns the parsed answer, failing unless the status is `expectedStatus`. */
-async function postJson(
-  context: ScenarioContext,
-  path: string,
-  key: string,
-  body: unknown,
-  expectedStatus: number,
-): Promise<Record<string, unknown>> {
-  const answer = await httpRequest(context.baseUrl + path, {
-    method: "POST",
-    headers: { "SVC-API-KEY": key, "content-type": JSON_TYPE },
-    body: JSON.stringify(body),
-  });
-  const text = answer.body.toString("utf8");
-  if (answer.status !== expectedStatus) {
-    throw new Error(`POST ${path} answered HTTP ${answer.status}, expected ${expectedStatus}: ${text}`);
-  }
-  return JSON.parse(text) as Record<string, unknown>;
+export interface PreparedScenario {
+  readonly request: LoadRequest;
+  readonly reference?: LoadRequest;
 }
-
-/** A private Application holding only `permission` on /pci/; the management key itself may not touch tokens. */
-async function pciApplicationKey(
-  context: ScenarioContext,
-  name: string,
-  permission: "token:read" | "token:create",
-): Promise<string> {
-  const created = await postJson(
-    context,
-    "/applications",
-    context.managementKey,
-    { name, type: "private", rules: [pciRule(permission)] },
-    201,
-  );
-  if (typeof created.key !== "string") throw new Error("POST /applications answered without a key");
-  return created.key;
-}
-
-const createCardBody = JSON.stringify({ type: "card_number", data: CARD_NUMBER });
 
 export const scenarios: readonly Scenario[] = [
   {
@@ -95,10 +56,12 @@ export const scenarios: readonly Scenario[] = [
     minRatio: 0.35,
     prepare: (context) =>
       Promise.resolve({
-        method: "GET",
-        path: "/applications/key",
-        headers: { "SVC-API-KEY": context.managementKey },
-        expectedStatus: 200,
+        request: {
+          method: "GET",
+          path: "/applications/key",
+          headers: { "SVC-API-KEY": context.managementKey },
+          expectedStatus: 200,
+        },
       }),
   },
   {
@@ -108,15 +71,16 @@ export const scenarios: readonly Scenario[] = [
     minRatio: 0.25,
     maxP99Ms: 25,
     async prepare(context) {
-      const writer = await pciApplicationKey(context, "bench token writer", "token:create");
-      const reader = await pciApplicationKey(context, "bench token reader", "token:read");
-      const token = await postJson(context, "/tokens", writer, JSON.parse(createCardBody), 201);
-      if (typeof token.id !== "string") throw new Error("POST /tokens answered without an id");
+      const writer = await pciApplicationKey(context, "bench token writer", ["token:create"]);
+      const reader = await pciApplicationKey(context, "bench token reader", ["token:read"]);
+      const tokenId = await createCardToken(context, writer, CARD_NUMBER);
       return {
-        method: "GET",
-        path: `/tokens/${encodeURIComponent(token.id)}`,
-        headers: { "SVC-API-KEY": reader },
-        expectedStatus: 200,
+        request: {
+          method: "GET",
+          path: `/tokens/${encodeURIComponent(tokenId)}`,
+          headers: { "SVC-API-KEY": reader },
+          expectedStatus: 200,
+        },
       };
     },
   },
@@ -128,13 +92,44 @@ export const scenarios: readonly Scenario[] = [
     minRatio: 0.6,
     maxP99Ms: 25,
     async prepare(context) {
-      const writer = await pciApplicationKey(context, "bench token creator", "token:create");
+      const writer = await pciApplicationKey(context, "bench token creator", ["token:create"]);
       return {
-        method: "POST",
-        path: "/tokens",
-        headers: { "SVC-API-KEY": writer, "content-type": JSON_TYPE },
-        body: createCardBody,
-        expectedStatus: 201,
+        request: {
+          method: "POST",
+          path: "/tokens",
+          headers: { "SVC-API-KEY": writer, "content-type": JSON_TYPE },
+          body: JSON.stringify({ type: "card_number", data: CARD_NUMBER }),
+          expectedStatus: 201,
+        },
+      };
+    },
+  },
+  {
+    // Authentication, loading the reactor (its configuration decrypted), detokenizing two tokens under token:use
+    // (lookups, access decisions, AES-GCM), the round trip through the pipes of the reactor's warm Deno worker,
+    // and the answer. One reactor has one worker, which runs one invocation at a time, so the 10 connections
+    // queue on it: the req/s is what one warm worker serves. The issue's target is the p50 against a plain token
+    // read by the same caller, measured in the same rounds; there is no ratio target, the ratio is shown.
+    name: "POST /reactors/{id}/react (warm)",
+    ceiling: "http",
+    reference: { name: "GET /tokens/{id}", maxP50AboveMs: 3 },
+    async prepare(context) {
+      const fixture = await reactorFixture(context);
+      const reactorId = await fixture.createEchoReactor("bench warm echo");
+      return {
+        request: {
+          method: "POST",
+          path: `/reactors/${encodeURIComponent(reactorId)}/react`,
+          headers: { "SVC-API-KEY": fixture.callerKey, "content-type": JSON_TYPE },
+          body: fixture.reactBody,
+          expectedStatus: 200,
+        },
+        reference: {
+          method: "GET",
+          path: `/tokens/${encodeURIComponent(fixture.tokenIds[0])}`,
+          headers: { "SVC-API-KEY": fixture.callerKey },
+          expectedStatus: 200,
+        },
       };
     },
   },
