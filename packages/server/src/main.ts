@@ -12,6 +12,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
+import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
 import { createMetrics } from "./observability/metrics.js";
@@ -53,6 +54,7 @@ export interface Vault {
     /** `tessera audit verify`. */
     verify(tenantIds?: readonly string[]): Promise<ChainReport[]>;
   };
+  readonly idempotency: Idempotency;
   readonly clock: Clock;
   close(): Promise<void>;
 }
@@ -118,6 +120,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
         seal: () => sealAuditLog(store, keyring, clock),
         verify: (tenantIds) => verifyAuditLog(store, keyring, clock, tenantIds),
       },
+      idempotency: createIdempotency({ db: store.db, keys: tenantKeys, clock }),
       clock,
       close: async () => {
         await reactorRuntime.close();
@@ -211,6 +214,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     credentials,
     webhookSecrets: vault.webhookSecrets,
     audit: vault.audit.service,
+    idempotency: vault.idempotency,
     tenants: vault.tenants,
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },
@@ -302,6 +306,7 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
       {
         applications: () => vault.applications.sweepExpired(),
         tokens: () => vault.tokens.sweepExpired(),
+        "idempotency keys": () => vault.idempotency.sweepExpired(),
         "reactor invocations": () =>
           vault.invocationStore.deleteSettledBefore(
             new Date(vault.clock.now().getTime() - config.jobs.retentionMs).toISOString(),

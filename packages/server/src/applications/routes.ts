@@ -22,7 +22,7 @@ export function applicationRoutes(service: ApplicationService): FastifyPluginAsy
     app.post(
       "/applications",
       {
-        config: { permission: "application:create" },
+        config: { permission: "application:create", idempotent: true },
         schema: {
           tags,
           summary: "Create an Application",

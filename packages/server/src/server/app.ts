@@ -5,6 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { auditRoutes } from "../audit/routes.js";
+import { registerIdempotency } from "../idempotency/hooks.js";
+import type { Idempotency } from "../idempotency/service.js";
 import type { AuditService } from "../audit/service.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
 import { registerMetrics, type MetricsEndpoint } from "../observability/routes.js";
@@ -38,6 +40,8 @@ export interface AppDeps {
   readonly webhookSecrets: WebhookSecrets;
   /** GET /logs. */
   readonly audit: AuditService;
+  /** SVC-IDEMPOTENCY-KEY on the routes that create (docs/idempotency.md). */
+  readonly idempotency: Idempotency;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly readiness: Readiness;
@@ -137,6 +141,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     // Reactors' svc calls come back in through the API as the reactor's Application (reactors/invoke.ts).
     registerAuth(api, deps.credentials.authenticator(deps.applications));
+    registerIdempotency(api, deps.idempotency);
     await api.register(applicationRoutes(deps.applications));
     await api.register(reactorRoutes(deps.reactors));
     await api.register(reactRoutes(deps.invocation, deps.invocations));

@@ -32,6 +32,7 @@ const ROUTES: { method: string; path: string; permission: string; body?: unknown
   { method: "GET", path: "/tenants/self", permission: "tenant:read" },
   { method: "GET", path: "/webhooks/secret", permission: "webhook:read" },
   { method: "POST", path: "/webhooks/secret/rotate", permission: "webhook:update" },
+  { method: "GET", path: "/logs", permission: "log:read" },
 ];
 
 describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every route", () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
 import type { AuditService } from "../audit/service.js";
+import type { Idempotency } from "../idempotency/service.js";
 import type { Principal } from "../applications/types.js";
 import { createInternalCredentials } from "../reactors/internal-credentials.js";
 import type { InvocationService } from "../reactors/invocations/service.js";
@@ -146,6 +147,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "GET /reactors/{id}/invocations/{invocation_id}",
         "GET /webhooks/secret",
         "POST /webhooks/secret/rotate",
+        "GET /logs",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
@@ -176,6 +178,7 @@ describe("an unexpected failure", () => {
       credentials: createInternalCredentials(() => Promise.resolve(undefined)),
       webhookSecrets: {} as WebhookSecrets,
       audit: {} as AuditService,
+      idempotency: {} as Idempotency,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
       readiness: { check: () => Promise.reject(new Error("down")) },

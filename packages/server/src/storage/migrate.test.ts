@@ -95,6 +95,8 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0003-search-index",
       "0004-reactors",
       "0005-reactor-invocations",
+      "0006-audit-log",
+      "0007-idempotency-keys",
     ]);
   });
   afterAll(async () => {
@@ -213,6 +215,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0004-reactors",
       "0005-reactor-invocations",
       "0006-audit-log",
+      "0007-idempotency-keys",
     ]);
   });
   afterAll(async () => {

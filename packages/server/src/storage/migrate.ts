@@ -6,6 +6,7 @@ import * as m0003 from "./migrations/0003-search-index.js";
 import * as m0004 from "./migrations/0004-reactors.js";
 import * as m0005 from "./migrations/0005-reactor-invocations.js";
 import * as m0006 from "./migrations/0006-audit-log.js";
+import * as m0007 from "./migrations/0007-idempotency-keys.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0004-reactors": m0004,
   "0005-reactor-invocations": m0005,
   "0006-audit-log": m0006,
+  "0007-idempotency-keys": m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -16,6 +16,7 @@ export interface Database {
   reactor_invocations: ReactorInvocationsTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
   audit_log: AuditLogTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export interface TokensTable {
@@ -189,4 +190,19 @@ export interface AuditLogTable {
   seq: number | null;
   /** HMAC over the row and the previous row's hash; null until sealed. */
   hash: string | null;
+}
+
+export interface IdempotencyKeysTable {
+  tenant_id: string;
+  application_id: string;
+  key: string;
+  request_hash: string;
+  /** in_flight or done. */
+  state: string;
+  response_status: number | null;
+  /** base64 of AES-256-GCM output of the stored answer's JSON; null while in flight. */
+  response: string | null;
+  key_version: number | null;
+  created_at: string;
+  expires_at: string;
 }

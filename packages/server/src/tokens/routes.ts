@@ -62,7 +62,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
     app.post(
       "/tokens",
       {
-        config: { permission: "token:create" },
+        config: { permission: "token:create", idempotent: true },
         schema: {
           tags,
           summary: "Create a token",
@@ -207,7 +207,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
     app.post(
       "/tokenize",
       {
-        config: { permission: "token:create" },
+        config: { permission: "token:create", idempotent: true },
         schema: {
           tags,
           summary: "Tokenize many values at once, keeping the request's shape",
