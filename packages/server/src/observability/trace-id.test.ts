@@ -80,6 +80,16 @@ describe.skipIf(STORE_UNAVAILABLE)("trace ids", () => {
     }
   });
 
+  it("takes Basis Theory's BT-TRACE-ID when SVC-TRACE-ID is absent", async () => {
+    const bt = await server.request("GET", "/healthz", { key: null, headers: { "BT-TRACE-ID": "bt-123" } });
+    expectEchoed(bt, "bt-123");
+    const both = await server.request("GET", "/healthz", {
+      key: null,
+      headers: { "BT-TRACE-ID": "bt-123", "SVC-TRACE-ID": "svc-456" },
+    });
+    expectEchoed(both, "svc-456");
+  });
+
   it("replaces a missing, unsafe or over-long id by a fresh UUID", async () => {
     const seen = new Set<string>();
     for (const id of ["", "a b", 'x"y', "<script>", "a;b", "x".repeat(129)]) {

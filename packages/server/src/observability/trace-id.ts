@@ -4,6 +4,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 
 /** The correlation id a caller may send (Basis Theory's BT-TRACE-ID under our prefix), echoed on the answer. */
 export const TRACE_ID_HEADER = "svc-trace-id";
+/** What Basis Theory's SDKs send (wire-format §1): taken when ours is absent. */
+const BT_TRACE_ID_HEADER = "bt-trace-id";
 /** The same id under the generic name support tools and proxies look for. */
 export const REQUEST_ID_HEADER = "request-id";
 
@@ -14,11 +16,11 @@ export const REQUEST_ID_HEADER = "request-id";
 const ACCEPTED = /^[A-Za-z0-9._~:+/=-]{1,128}$/;
 
 /**
- * Fastify's `genReqId`: the caller's `SVC-TRACE-ID` when it is safe, else a random UUID. The result is
+ * Fastify's `genReqId`: the caller's `SVC-TRACE-ID` (or `BT-TRACE-ID`) when it is safe, else a random UUID. The result is
  * `request.id`, which Fastify puts on every log line of the request (`reqId`) and the 500 problem quotes.
  */
 export function traceIdOf(request: IncomingMessage): string {
-  const given = request.headers[TRACE_ID_HEADER];
+  const given = request.headers[TRACE_ID_HEADER] ?? request.headers[BT_TRACE_ID_HEADER];
   return typeof given === "string" && ACCEPTED.test(given) ? given : randomUUID();
 }
 
