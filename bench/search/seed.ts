@@ -87,7 +87,10 @@ export interface SeedManifest {
   readonly database: string;
   readonly tokens: number;
   readonly seed: number;
-  /** A digest of the migration sources: a store seeded under another schema is refused, not half-trusted. */
+  /**
+   * A digest of the migration sources: a store seeded under another schema is refused, not half-trusted, unless
+   * that schema is an earlier state of this one (later migrations only added).
+   */
   readonly schema: string;
   readonly seededAt: string;
   readonly seconds: number;
@@ -121,13 +124,29 @@ function databaseOf(target: SeedTarget): string {
   return `postgres://${url.host}${url.pathname}`;
 }
 
-function schemaDigest(): string {
+/** The digest of the first `count` migration sources (all of them by default), in the order they run. */
+function schemaDigest(count = Infinity): string {
   const hash = createHash("sha256");
-  for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
-    if (file.endsWith(".test.ts")) continue;
+  const files = readdirSync(MIGRATIONS_DIR)
+    .filter((file) => !file.endsWith(".test.ts"))
+    .sort();
+  for (const file of files.slice(0, count)) {
     hash.update(file).update(readFileSync(path.join(MIGRATIONS_DIR, file)));
   }
   return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * How many migrations came after the ones a corpus was seeded under, or undefined if its schema is not an earlier
+ * state of this one (a migration it ran has changed or gone). Later migrations are applied by the server when
+ * it opens the store, as they would be on any upgraded vault, so such a corpus stays usable.
+ */
+function migrationsSince(schema: string): number | undefined {
+  const total = readdirSync(MIGRATIONS_DIR).filter((file) => !file.endsWith(".test.ts")).length;
+  for (let count = total; count >= 1; count--) {
+    if (schemaDigest(count) === schema) return total - count;
+  }
+  return undefined;
 }
 
 /**
@@ -143,14 +162,23 @@ export async function readManifest(target: SeedTarget, tokens: number): Promise<
     throw error;
   }
   const manifest = JSON.parse(text) as SeedManifest;
-  const wanted = { store: target.kind, database: databaseOf(target), tokens, schema: schemaDigest() };
+  const wanted = { store: target.kind, database: databaseOf(target), tokens };
   const mismatches = (Object.keys(wanted) as (keyof typeof wanted)[])
     .filter((field) => manifest[field] !== wanted[field])
     .map((field) => `${field} ${String(manifest[field])} (wanted ${String(wanted[field])})`);
+  const since = migrationsSince(manifest.schema);
+  if (since === undefined) {
+    mismatches.push(`schema ${manifest.schema} (not an earlier state of ${schemaDigest()})`);
+  }
   if (manifest.format !== 1 || mismatches.length > 0) {
     throw new Error(
       `${target.dir} holds another corpus: ${mismatches.join(", ") || "an older manifest format"}. ` +
         "Seed into a new directory (a changed schema needs a new seed).",
+    );
+  }
+  if (since !== undefined && since > 0) {
+    process.stderr.write(
+      `${target.dir} was seeded before the last ${since} migration(s); opening it applies them\n`,
     );
   }
   return manifest;
