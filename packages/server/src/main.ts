@@ -184,6 +184,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
         reactors: vault.reactorRuntime,
         maxWorkers: config.reactors.maxWorkers,
         backlog: () => vault.invocationStore.backlog(),
+        database: () => vault.store.poolStats(),
       })
     : undefined;
   const invocation = createReactorInvocation({

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
+  STORE,
   STORE_UNAVAILABLE,
   expectProblem,
   startTestServer,
@@ -102,6 +103,8 @@ describe.skipIf(STORE_UNAVAILABLE)("GET /metrics", () => {
       tessera_reactor_workers_busy: "gauge",
       tessera_reactor_workers_max: "gauge",
       tessera_invocation_backlog: "gauge",
+      tessera_db_connections: "gauge",
+      tessera_db_waiting: "gauge",
       process_cpu_seconds_total: "counter",
       process_resident_memory_bytes: "gauge",
       nodejs_eventloop_lag_seconds: "gauge",
@@ -117,6 +120,12 @@ describe.skipIf(STORE_UNAVAILABLE)("GET /metrics", () => {
     }
     expect(valueOf(text, "tessera_invocation_backlog", { queue: "runs" })).toBe(0);
     expect(valueOf(text, "tessera_invocation_backlog", { queue: "webhooks" })).toBe(0);
+    // SQLite: the writer and the reader; PostgreSQL: the pool's clients, at least the one that just answered.
+    const open = valueOf(text, "tessera_db_connections", { state: "open" });
+    if (STORE === "sqlite") expect(open).toBe(2);
+    else expect(open).toBeGreaterThanOrEqual(1);
+    expect(valueOf(text, "tessera_db_connections", { state: "idle" })).toBeLessThanOrEqual(open);
+    expect(Number.isInteger(valueOf(text, "tessera_db_waiting"))).toBe(true);
   });
 
   it("counts requests by method, route pattern and status, never by URL", async () => {

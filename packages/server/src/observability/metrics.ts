@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { ReactorRuntime } from "../reactors/runtime.js";
 import { PoolExhaustedError } from "../reactors/sandbox/pool.js";
+import type { PoolStats } from "../storage/database.js";
 
 /** What the scrape-time gauges read: narrow slices of the vault, so main.ts wires them from what it has. */
 export interface MetricsSources {
@@ -8,6 +9,7 @@ export interface MetricsSources {
   readonly maxWorkers: number;
   /** Asynchronous invocations waiting or running, and webhooks waiting for delivery, across every instance. */
   readonly backlog: () => Promise<{ runs: number; deliveries: number }>;
+  readonly database: () => PoolStats;
 }
 
 export interface Metrics {
@@ -95,6 +97,25 @@ export function createMetrics(sources: MetricsSources): Metrics {
       if (backlog === undefined) return;
       this.set({ queue: "runs" }, backlog.runs);
       this.set({ queue: "webhooks" }, backlog.deliveries);
+    },
+  });
+  new Gauge({
+    name: "tessera_db_connections",
+    help: "Database connections of this instance by state (open, idle); SQLite has one writer and one reader.",
+    labelNames: ["state"] as const,
+    registers: [registry],
+    collect() {
+      const stats = sources.database();
+      this.set({ state: "open" }, stats.connections);
+      this.set({ state: "idle" }, stats.idle);
+    },
+  });
+  new Gauge({
+    name: "tessera_db_waiting",
+    help: "Queries waiting for a database connection (PostgreSQL) or writes waiting for the next group commit (SQLite).",
+    registers: [registry],
+    collect() {
+      this.set(sources.database().waiting);
     },
   });
   // Every outcome from the first scrape on, so that rate() and alerts have a series before the first event.

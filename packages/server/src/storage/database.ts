@@ -85,7 +85,15 @@ export interface Store {
    */
   write<T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
+  /** For metrics: connections open and idle, and work waiting for one (queued writes on SQLite). */
+  poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  readonly connections: number;
+  readonly idle: number;
+  readonly waiting: number;
 }
 
 export interface StoreOptions {
@@ -112,6 +120,7 @@ function openSqlite(file: string): Store {
     dialect: new SqliteDialect({ database: { prepare, close: () => connection.close() } }),
   });
   const reader = file === ":memory:" ? undefined : openReader(file);
+  const commits = groupCommit(db, connection, prepare);
   return {
     dialect: "sqlite",
     db,
@@ -120,10 +129,12 @@ function openSqlite(file: string): Store {
     readArrays: reader?.readArrays ?? readArraysThrough(db),
     dataVersion: () => reader?.dataVersion(),
     transaction: (fn) => db.transaction().execute(fn),
-    write: groupCommit(db, connection, prepare),
+    write: commits.write,
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    // One writer and one reader; what waits is the group commit's queue.
+    poolStats: () => ({ connections: reader === undefined ? 1 : 2, idle: 0, waiting: commits.queued() }),
     close: async () => {
       reader?.close();
       await db.destroy();
@@ -215,6 +226,7 @@ function openPostgres(url: string, poolSize: number): Store {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
+    poolStats: () => ({ connections: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
 }
@@ -284,15 +296,18 @@ function groupCommit(
     else flushing = false;
   }
 
-  return <T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      queue.push({ run: fn, resolve, reject });
-      if (!flushing) {
-        flushing = true;
-        // A turn of the event loop lets writes that arrived together join the same commit.
-        setImmediate(() => void flush());
-      }
-    });
+  return {
+    write: <T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T> =>
+      new Promise<T>((resolve, reject) => {
+        queue.push({ run: fn, resolve, reject });
+        if (!flushing) {
+          flushing = true;
+          // A turn of the event loop lets writes that arrived together join the same commit.
+          setImmediate(() => void flush());
+        }
+      }),
+    queued: () => queue.length,
+  };
 }
 
 /** True when `error` is a unique or primary-key violation on either engine; callers turn it into a 409. */
