@@ -239,3 +239,111 @@ describe("loadConfig", () => {
     expect(config.masterKey).toEqual({ kind: "file", path: "/srv/secrets/master.key" });
   });
 });
+
+describe("loadConfig: limits", () => {
+  it("has defaults that leave a normal client alone and stop a flood", () => {
+    expect(loadConfig({}, "/srv").limits).toEqual({
+      trustProxy: false,
+      perKey: { perSecond: 100, burst: 200 },
+      perAddress: { perSecond: 500, burst: 1_000 },
+      authFailures: { perSecond: 1, burst: 30 },
+      maxEntries: 100_000,
+      searches: { limit: 32, queue: 64 },
+      reacts: { limit: 64, queue: 64 },
+      queueTimeoutMs: 10_000,
+      pressure: { maxEventLoopDelayMs: 1_000, maxHeapUsedPercent: 90, maxRssMiB: 0 },
+    });
+  });
+
+  it("reads every variable, and 0 turns a limit off", () => {
+    const config = loadConfig(
+      {
+        TESSERA_TRUST_PROXY: "2",
+        TESSERA_RATE_LIMIT_KEY_PER_SECOND: "10",
+        TESSERA_RATE_LIMIT_KEY_BURST: "20",
+        TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_ADDRESS_BURST: "5",
+        TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "6",
+        TESSERA_RATE_LIMIT_AUTH_FAILURES_BURST: "3",
+        TESSERA_RATE_LIMIT_MAX_ENTRIES: "1000",
+        TESSERA_MAX_CONCURRENT_SEARCHES: "4",
+        TESSERA_MAX_QUEUED_SEARCHES: "0",
+        TESSERA_MAX_CONCURRENT_REACTS: "8",
+        TESSERA_MAX_QUEUED_REACTS: "16",
+        TESSERA_QUEUE_TIMEOUT_MS: "2500",
+        TESSERA_MAX_EVENT_LOOP_DELAY_MS: "0",
+        TESSERA_MAX_HEAP_USED_PERCENT: "0",
+        TESSERA_MAX_RSS_MB: "2048",
+      },
+      "/srv",
+    );
+    expect(config.limits).toEqual({
+      trustProxy: 2,
+      perKey: { perSecond: 10, burst: 20 },
+      perAddress: undefined,
+      authFailures: { perSecond: 0.1, burst: 3 },
+      maxEntries: 1_000,
+      searches: { limit: 4, queue: 0 },
+      reacts: { limit: 8, queue: 16 },
+      queueTimeoutMs: 2_500,
+      pressure: { maxEventLoopDelayMs: 0, maxHeapUsedPercent: 0, maxRssMiB: 2_048 },
+    });
+    expect(Object.isFrozen(config.limits)).toBe(true);
+    expect(
+      loadConfig({ TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0", TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "0" })
+        .limits,
+    ).toMatchObject({ perKey: undefined, authFailures: undefined });
+  });
+
+  it.each([
+    ["true", true],
+    [" FALSE ", false],
+    ["1", 1],
+    ["loopback", ["loopback"]],
+    [
+      "10.0.0.0/8, 192.0.2.7,2001:db8::/32,uniquelocal",
+      ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "uniquelocal"],
+    ],
+  ])("reads TESSERA_TRUST_PROXY=%s", (value, trustProxy) => {
+    expect(loadConfig({ TESSERA_TRUST_PROXY: value }, "/srv").limits.trustProxy).toEqual(trustProxy);
+  });
+
+  it("refuses what it cannot read, naming the variable", () => {
+    const proxyProblem =
+      "TESSERA_TRUST_PROXY must be true, false, a hop count from 1 to 100, or a comma-separated list of " +
+      "addresses, CIDR ranges, loopback, linklocal or uniquelocal";
+    for (const value of [
+      "0",
+      "101",
+      "yes",
+      "10.0.0.0/33",
+      "2001:db8::/129",
+      "10.0.0.1/8/8",
+      "proxy.local",
+      "10.0.0.1,",
+    ]) {
+      expect(problemsOf({ TESSERA_TRUST_PROXY: value }), value).toEqual([proxyProblem]);
+    }
+    expect(
+      problemsOf({
+        TESSERA_RATE_LIMIT_KEY_PER_SECOND: "-1",
+        TESSERA_RATE_LIMIT_KEY_BURST: "0",
+        TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "1.5",
+        TESSERA_RATE_LIMIT_MAX_ENTRIES: "0",
+        TESSERA_MAX_CONCURRENT_SEARCHES: "0",
+        TESSERA_MAX_QUEUED_REACTS: "many",
+        TESSERA_QUEUE_TIMEOUT_MS: "0",
+        TESSERA_MAX_HEAP_USED_PERCENT: "101",
+      }),
+    ).toEqual([
+      "TESSERA_RATE_LIMIT_KEY_PER_SECOND must be an integer from 0 to 1000000",
+      "TESSERA_RATE_LIMIT_KEY_BURST must be an integer from 1 to 1000000",
+      "TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND must be an integer from 0 to 1000000",
+      "TESSERA_RATE_LIMIT_MAX_ENTRIES must be an integer from 1 to 10000000",
+      "TESSERA_MAX_CONCURRENT_SEARCHES must be an integer from 1 to 10000",
+      "TESSERA_MAX_QUEUED_REACTS must be an integer from 0 to 100000",
+      "TESSERA_QUEUE_TIMEOUT_MS must be an integer from 1 to 600000",
+      "TESSERA_MAX_HEAP_USED_PERCENT must be an integer from 0 to 100",
+    ]);
+  });
+});

@@ -1,6 +1,8 @@
 import { isIPv4 } from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { isAddressOrRange } from "./limits/address.js";
+import type { Rate } from "./limits/token-bucket.js";
 import { parseReactorModules, type NpmModule } from "./reactors/sandbox/modules.js";
 
 export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
@@ -24,6 +26,7 @@ export interface Config {
   readonly webhooks: WebhookConfig;
   readonly jobs: JobsConfig;
   readonly metrics: MetricsConfig;
+  readonly limits: LimitsConfig;
 }
 
 /** GET /metrics (docs/observability.md#exposure). */
@@ -52,6 +55,40 @@ export interface JobsConfig {
   readonly concurrency: number;
   /** How long a finished invocation whose webhook is settled stays readable. */
   readonly retentionMs: number;
+}
+
+/** Rate limits, bounded concurrency and load shedding (docs/limits.md). */
+export interface LimitsConfig {
+  /** Whom to believe about the client's address (X-Forwarded-For): Fastify's `trustProxy`. */
+  readonly trustProxy: boolean | number | readonly string[];
+  /** Requests per API key (per Application); undefined when off. */
+  readonly perKey: Rate | undefined;
+  /** Requests per source address (IPv6: per /64), authenticated or not; undefined when off. */
+  readonly perAddress: Rate | undefined;
+  /** Failed authentications per source address, beyond which the address is refused; undefined when off. */
+  readonly authFailures: Rate | undefined;
+  /** Buckets each of those limits keeps, least recently used dropped first. */
+  readonly maxEntries: number;
+  readonly searches: ConcurrencyLimit;
+  readonly reacts: ConcurrencyLimit;
+  /** How long a request waits in a concurrency queue before it is refused. */
+  readonly queueTimeoutMs: number;
+  readonly pressure: PressureLimits;
+}
+
+export interface ConcurrencyLimit {
+  /** Requests handled at once. */
+  readonly limit: number;
+  /** Requests waiting for a slot; beyond them a 503 at once. */
+  readonly queue: number;
+}
+
+/** Beyond any of these (0: not checked), API requests are answered 503 until the next sample is below. */
+export interface PressureLimits {
+  readonly maxEventLoopDelayMs: number;
+  /** A percentage of V8's heap limit (--max-old-space-size). */
+  readonly maxHeapUsedPercent: number;
+  readonly maxRssMiB: number;
 }
 
 /** The reactor sandbox (reactor-runtime.md, docs/reactors.md). */
@@ -191,6 +228,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   };
 
   const metrics = parseMetrics(env, host, problems);
+  const limits = parseLimits(env, problems);
 
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
@@ -210,6 +248,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     webhooks: Object.freeze(webhooks),
     jobs: Object.freeze(jobs),
     metrics: Object.freeze(metrics),
+    limits: Object.freeze(limits),
   });
 }
 
@@ -234,6 +273,66 @@ function parseMetrics(env: Env, host: string, problems: string[]): MetricsConfig
 function isLoopback(host: string): boolean {
   const name = host.trim().toLowerCase();
   return name === "localhost" || name === "::1" || (isIPv4(name) && name.startsWith("127."));
+}
+
+function parseLimits(env: Env, problems: string[]): LimitsConfig {
+  const integer = (name: string, fallback: number, min: number, max: number) =>
+    parseInteger(env[name], fallback, min, max, name, problems);
+  const rate = (prefix: string, perSecond: number, burst: number): Rate | undefined => {
+    const per = integer(`${prefix}_PER_SECOND`, perSecond, 0, 1_000_000);
+    const size = integer(`${prefix}_BURST`, burst, 1, 1_000_000);
+    return per === 0 ? undefined : { perSecond: per, burst: size };
+  };
+  const failuresPerMinute = integer("TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000);
+  const failuresBurst = integer("TESSERA_RATE_LIMIT_AUTH_FAILURES_BURST", 30, 1, 1_000_000);
+  const concurrency = (what: string, limit: number, queue: number): ConcurrencyLimit => ({
+    limit: integer(`TESSERA_MAX_CONCURRENT_${what}`, limit, 1, 10_000),
+    queue: integer(`TESSERA_MAX_QUEUED_${what}`, queue, 0, 100_000),
+  });
+  return {
+    trustProxy: parseTrustProxy(env.TESSERA_TRUST_PROXY, problems),
+    perKey: rate("TESSERA_RATE_LIMIT_KEY", 100, 200),
+    perAddress: rate("TESSERA_RATE_LIMIT_ADDRESS", 500, 1_000),
+    authFailures:
+      failuresPerMinute === 0 ? undefined : { perSecond: failuresPerMinute / 60, burst: failuresBurst },
+    maxEntries: integer("TESSERA_RATE_LIMIT_MAX_ENTRIES", 100_000, 1, 10_000_000),
+    searches: Object.freeze(concurrency("SEARCHES", 32, 64)),
+    reacts: Object.freeze(concurrency("REACTS", 64, 64)),
+    queueTimeoutMs: integer("TESSERA_QUEUE_TIMEOUT_MS", 10_000, 1, 600_000),
+    pressure: Object.freeze({
+      maxEventLoopDelayMs: integer("TESSERA_MAX_EVENT_LOOP_DELAY_MS", 1_000, 0, 60_000),
+      maxHeapUsedPercent: integer("TESSERA_MAX_HEAP_USED_PERCENT", 90, 0, 100),
+      maxRssMiB: integer("TESSERA_MAX_RSS_MB", 0, 0, 1_048_576),
+    }),
+  };
+}
+
+/** Names proxy-addr knows for whole ranges. */
+const PROXY_RANGES = ["loopback", "linklocal", "uniquelocal"];
+
+/**
+ * `false` (the default: the peer is the client), `true` (believe every X-Forwarded-For hop: only when every
+ * connection comes through a proxy that overwrites it), a number of proxy hops to trust, or a comma-separated
+ * list of the proxies' addresses or ranges.
+ */
+function parseTrustProxy(raw: string | undefined, problems: string[]): LimitsConfig["trustProxy"] {
+  const text = nonEmpty(raw)?.trim();
+  if (text === undefined || text.toLowerCase() === "false") return false;
+  if (text.toLowerCase() === "true") return true;
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text);
+    if (hops >= 1 && hops <= 100) return hops;
+  } else {
+    const entries = text.split(",").map((entry) => entry.trim());
+    if (entries.every((entry) => PROXY_RANGES.includes(entry) || isAddressOrRange(entry))) {
+      return Object.freeze(entries);
+    }
+  }
+  problems.push(
+    "TESSERA_TRUST_PROXY must be true, false, a hop count from 1 to 100, or a comma-separated list of " +
+      "addresses, CIDR ranges, loopback, linklocal or uniquelocal",
+  );
+  return false;
 }
 
 function parseMasterKey(

@@ -102,7 +102,7 @@ export function reactRoutes(
     app.post(
       "/reactors/:id/react",
       {
-        config: { permission: "token:use", idempotent: true },
+        config: { permission: "token:use", concurrency: "reacts", idempotent: true },
         schema: {
           tags,
           summary: "Invoke a reactor with detokenized arguments",

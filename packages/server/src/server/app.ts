@@ -8,7 +8,9 @@ import { auditRoutes } from "../audit/routes.js";
 import { registerIdempotency } from "../idempotency/hooks.js";
 import type { Idempotency } from "../idempotency/service.js";
 import type { AuditService } from "../audit/service.js";
+import type { LimitsConfig } from "../config.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
+import { registerLimits, trustProxyOption } from "../limits/register.js";
 import { registerMetrics, type MetricsEndpoint } from "../observability/routes.js";
 import { echoTraceId, traceIdOf } from "../observability/trace-id.js";
 import type { InternalCredentials } from "../reactors/internal-credentials.js";
@@ -46,6 +48,8 @@ export interface AppDeps {
   readonly tokens: TokenService;
   readonly readiness: Readiness;
   readonly bodyLimit: number;
+  /** Rate limits, bounded concurrency, load shedding (docs/limits.md); absent: none. */
+  readonly limits?: LimitsConfig;
   /** GET /metrics and the request timings behind it; absent when metrics are off (TESSERA_METRICS). */
   readonly metrics?: MetricsEndpoint;
   /** `false` for silence (tests). */
@@ -70,6 +74,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     ...(deps.logger === false ? { logger: false } : { loggerInstance: deps.logger }),
     bodyLimit: deps.bodyLimit,
+    ...(deps.limits !== undefined && { trustProxy: trustProxyOption(deps.limits) }),
     // The caller's SVC-TRACE-ID when it is safe, else a UUID: on every log line (`reqId`) and every answer.
     genReqId: traceIdOf,
     // Basis Theory SDKs call `/tokens/` and `/applications/` (wire-format §1).
@@ -139,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes(deps.readiness));
 
   await app.register(async (api) => {
+    if (deps.limits !== undefined) registerLimits(api, deps.limits);
     // Reactors' svc calls come back in through the API as the reactor's Application (reactors/invoke.ts).
     registerAuth(api, deps.credentials.authenticator(deps.applications));
     registerIdempotency(api, deps.idempotency);

@@ -12,8 +12,10 @@ export type ErrorCode =
   | "payload-too-large"
   | "uri-too-long"
   | "unsupported-media-type"
+  | "rate-limited"
   | "internal"
   | "unavailable"
+  | "overloaded"
   | "reactor-error"
   | "reactor-failed"
   | "reactor-timeout";
@@ -28,8 +30,12 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   "payload-too-large": { status: 413, title: "Payload too large" },
   "uri-too-long": { status: 414, title: "URI too long" },
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
+  // Sent with Retry-After (limits/).
+  "rate-limited": { status: 429, title: "Too many requests" },
   internal: { status: 500, title: "Internal server error" },
   unavailable: { status: 503, title: "Service unavailable" },
+  // Load shed: a concurrency queue is full or the process is saturated; sent with Retry-After (limits/).
+  overloaded: { status: 503, title: "Server overloaded" },
   // Raised by reactor code itself (wire-format §7): the status is the one its error class carries.
   "reactor-error": { status: 500, title: "Reactor error" },
   "reactor-failed": { status: 500, title: "Reactor failed" },

@@ -116,7 +116,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
     app.post(
       "/tokens/search",
       {
-        config: { permission: "token:search" },
+        config: { permission: "token:search", concurrency: "searches" },
         schema: {
           tags,
           summary: "Search tokens",

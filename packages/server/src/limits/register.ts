@@ -1,0 +1,151 @@
+import { Socket } from "node:net";
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
+import type { ConcurrencyLimit, LimitsConfig, PressureLimits } from "../config.js";
+import { AppError } from "../server/errors.js";
+import { addressKey } from "./address.js";
+import { monitorPressure } from "./pressure.js";
+import { createSemaphore, type Semaphore } from "./semaphore.js";
+import { createTokenBuckets, type Rate, type TokenBuckets } from "./token-bucket.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Runs the handler under this bounded-concurrency limit (limits/, docs/limits.md). */
+    concurrency?: "searches" | "reacts";
+  }
+}
+
+/** A slot frees as soon as one request in flight ends. */
+const QUEUE_RETRY_AFTER_S = 1;
+/** Pressure is sampled once a second, and saturation rarely clears within one sample. */
+const PRESSURE_RETRY_AFTER_S = 5;
+const PRESSURE_SAMPLE_MS = 1_000;
+
+/**
+ * Installs every limit on the API scope; call it before `registerAuth`, so that what needs no principal runs
+ * first (shedding load, refusing a flooding address) and costs no key lookup:
+ *
+ * 1. under pressure (event loop delay for a few seconds, heap, RSS; limits/pressure.ts): 503 `overloaded`;
+ * 2. per source address, and failed authentications per address: 429 `rate-limited`;
+ * 3. (authentication, at onRequest)
+ * 4. per API key, at preParsing (after every onRequest hook, before the body is read): 429 `rate-limited`;
+ * 5. bounded concurrency for the routes whose `config.concurrency` names a limit: 503 `overloaded`.
+ *
+ * Health probes, the documentation and unknown routes are outside the API scope and so never limited.
+ */
+export function registerLimits(api: FastifyInstance, config: LimitsConfig): void {
+  registerPressure(api, config.pressure);
+  registerRateLimits(api, config);
+  registerConcurrency(api, config);
+}
+
+function registerPressure(api: FastifyInstance, limits: PressureLimits): void {
+  const monitor = monitorPressure(limits, PRESSURE_SAMPLE_MS);
+  if (monitor === undefined) return;
+  api.addHook("onClose", (_instance, done) => {
+    monitor.stop();
+    done();
+  });
+  api.addHook("onRequest", (_request, reply, done) => {
+    const reason = monitor.reason;
+    if (reason === undefined) return done();
+    void reply.header("retry-after", String(PRESSURE_RETRY_AFTER_S));
+    done(new AppError("overloaded", `The server is overloaded (${reason}); retry later.`));
+  });
+}
+
+function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
+  const buckets = (rate: Rate | undefined): TokenBuckets | undefined =>
+    rate && createTokenBuckets(rate, config.maxEntries);
+  const perAddress = buckets(config.perAddress);
+  const authFailures = buckets(config.authFailures);
+  const perKey = buckets(config.perKey);
+
+  if (perAddress !== undefined || authFailures !== undefined) {
+    api.addHook("onRequest", async (request, reply) => {
+      if (!fromNetwork(request)) return;
+      const address = addressKey(request.ip);
+      const failures = authFailures?.check(address);
+      if (failures?.allowed === false) {
+        throw rateLimited(reply, failures.retryAfterMs, "failed authentications from this address");
+      }
+      const taken = perAddress?.take(address);
+      if (taken?.allowed === false)
+        throw rateLimited(reply, taken.retryAfterMs, "requests from this address");
+    });
+  }
+  if (authFailures !== undefined) {
+    // Only the authentication hook answers 401 before a principal is set; a reactor's own 401 comes after.
+    api.addHook("onResponse", async (request, reply) => {
+      if (reply.statusCode === 401 && request.principal === null && fromNetwork(request)) {
+        authFailures.take(addressKey(request.ip));
+      }
+    });
+  }
+  if (perKey !== undefined) {
+    api.addHook("preParsing", async (request, reply, payload) => {
+      // Keyed by Application, never by the key itself: a heap dump holds no credential.
+      const applicationId = request.principal?.application.id;
+      const taken = applicationId === undefined ? undefined : perKey.take(applicationId);
+      if (taken?.allowed === false)
+        throw rateLimited(reply, taken.retryAfterMs, "requests with this API key");
+      return payload;
+    });
+  }
+}
+
+/**
+ * A reactor's `svc` calls come back in through Fastify's inject, whose fake socket says 127.0.0.1: they are
+ * limited per key (as the reactor's Application) and by concurrency, but not as one shared loopback address.
+ */
+function fromNetwork(request: FastifyRequest): boolean {
+  return request.raw.socket instanceof Socket;
+}
+
+function rateLimited(reply: FastifyReply, retryAfterMs: number, what: string): AppError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  void reply.header("retry-after", String(seconds));
+  return new AppError("rate-limited", `Too many ${what}; retry after ${seconds} s.`);
+}
+
+function registerConcurrency(api: FastifyInstance, config: LimitsConfig): void {
+  const semaphore = (limit: ConcurrencyLimit): Semaphore =>
+    createSemaphore({ ...limit, timeoutMs: config.queueTimeoutMs });
+  const semaphores = { searches: semaphore(config.searches), reacts: semaphore(config.reacts) };
+  const names = { searches: "searches", reacts: "reactor invocations" };
+
+  api.addHook("onRoute", (route) => {
+    const which = route.config?.concurrency;
+    if (which === undefined) return;
+    const handler = route.handler;
+    const wrapped: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
+      const acquired = await semaphores[which].acquire(goneSignal(reply));
+      if (!acquired.acquired) {
+        void reply.header("retry-after", String(QUEUE_RETRY_AFTER_S));
+        throw new AppError("overloaded", `Too many ${names[which]} in progress; retry later.`);
+      }
+      try {
+        return await handler.call(this, request, reply);
+      } finally {
+        acquired.release();
+      }
+    };
+    route.handler = wrapped;
+  });
+}
+
+/** Aborts when the client goes away before the answer is sent, so that nobody waits for it in a queue. */
+function goneSignal(reply: FastifyReply): AbortSignal {
+  const controller = new AbortController();
+  reply.raw.once("close", () => controller.abort());
+  return controller.signal;
+}
+
+/** Fastify's `trustProxy` option from the configuration (docs/limits.md#behind-a-proxy). */
+export function trustProxyOption(
+  config: LimitsConfig,
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  const trust = config.trustProxy;
+  // A hop count, as Fastify itself turns one into proxy-addr's trust function (its types omit numbers).
+  if (typeof trust === "number") return (_address, hop) => hop < trust;
+  return typeof trust === "boolean" ? trust : [...trust];
+}
