@@ -124,7 +124,7 @@ describe.skipIf(STORE_UNAVAILABLE)("GET /metrics", () => {
     const open = valueOf(text, "tessera_db_connections", { state: "open" });
     if (STORE === "sqlite") expect(open).toBe(2);
     else expect(open).toBeGreaterThanOrEqual(1);
-    expect(valueOf(text, "tessera_db_connections", { state: "idle" })).toBeLessThanOrEqual(open);
+    expect(valueOf(text, "tessera_db_connections", { state: "idle" })).toBeLessThanOrEqual(open!);
     expect(Number.isInteger(valueOf(text, "tessera_db_waiting"))).toBe(true);
   });
 
