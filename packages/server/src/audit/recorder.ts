@@ -16,11 +16,14 @@ export interface AuditRecorder {
    * statement runner when it has one (the hot path of token writes).
    */
   within(trx: Executor, entries: readonly AuditEntry[], run?: RunWrite): Promise<void>;
-  /** A durable write of its own (a group commit on SQLite), for reads: resolves once it is committed. */
+  /** A write of its own for reads (a group commit on SQLite): resolves once it is committed. */
   record(entries: readonly AuditEntry[]): Promise<void>;
 }
 
-export function createAuditRecorder(deps: { store: Pick<Store, "write" | "db">; clock: Clock }): AuditRecorder {
+export function createAuditRecorder(deps: {
+  store: Pick<Store, "write" | "db">;
+  clock: Clock;
+}): AuditRecorder {
   // Every request writes one: compiled once, then only the values change (as the token inserts do).
   let statement: CompiledQuery | undefined;
   const insertOf = (values: unknown[]) => {
@@ -67,7 +70,10 @@ export function createAuditRecorder(deps: { store: Pick<Store, "write" | "db">; 
       if (entries.length > 0) await insert(run, entries).catch(failClosed);
     },
     async record(entries) {
-      if (entries.length > 0) await deps.store.write((_trx, run) => insert(run, entries)).catch(failClosed);
+      if (entries.length > 0) {
+        // Lazy: committed before the read is answered, on disk within LAZY_SYNC_MS (docs/audit.md#cost).
+        await deps.store.write((_trx, run) => insert(run, entries), { lazy: true }).catch(failClosed);
+      }
     },
   };
 }

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { open } from "node:fs/promises";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from "kysely";
@@ -82,8 +83,12 @@ export interface Store {
    * A durable write on the hot path. It resolves only after its changes are committed, but it may share that
    * commit with concurrent writes (group commit on SQLite); a write that throws is rolled back alone. `fn` must
    * do all its database work through `trx`.
+   *
+   * `lazy`: committed before it resolves (visible, and kept if this process dies), but on SQLite flushed to disk
+   * up to LAZY_SYNC_MS later, or with the next durable write, whichever comes first: for the records of reads
+   * (the audit log), which must not cost every read an fsync. PostgreSQL commits it like any write.
    */
-  write<T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T>;
+  write<T>(fn: (trx: Executor, run: RunWrite) => Promise<T>, options?: { lazy?: boolean }): Promise<T>;
   ping(): Promise<void>;
   /** For metrics: connections open and idle, and work waiting for one (queued writes on SQLite). */
   poolStats(): PoolStats;
@@ -120,7 +125,7 @@ function openSqlite(file: string): Store {
     dialect: new SqliteDialect({ database: { prepare, close: () => connection.close() } }),
   });
   const reader = file === ":memory:" ? undefined : openReader(file);
-  const commits = groupCommit(db, connection, prepare);
+  const commits = groupCommit(db, connection, prepare, file === ":memory:" ? undefined : `${file}-wal`);
   return {
     dialect: "sqlite",
     db,
@@ -137,6 +142,7 @@ function openSqlite(file: string): Store {
     poolStats: () => ({ connections: reader === undefined ? 1 : 2, idle: 0, waiting: commits.queued() }),
     close: async () => {
       reader?.close();
+      await commits.sync();
       await db.destroy();
     },
   };
@@ -235,12 +241,16 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface PendingWrite {
   run(trx: Executor, run: RunWrite): Promise<unknown>;
+  /** May reach the disk a moment after its commit (Store.write's `lazy`). */
+  lazy: boolean;
   resolve(value: unknown): void;
   /** The write's own error (an AppError, a constraint violation) goes back to its caller unchanged. */
   reject(error: unknown): void;
 }
 
 const MAX_GROUP = 256;
+/** How long a lazy commit may wait for the fsync that makes it survive a power cut. */
+export const LAZY_SYNC_MS = 200;
 
 /**
  * Group commit for SQLite. A commit with synchronous=FULL waits for an fsync, and better-sqlite3 waits
@@ -253,9 +263,30 @@ function groupCommit(
   db: Kysely<Database>,
   connection: SQLite.Database,
   prepare: (text: string) => SQLite.Statement,
+  walFile: string | undefined,
 ) {
   const queue: PendingWrite[] = [];
   let flushing = false;
+  // A group of lazy writes only commits with synchronous=NORMAL: in WAL mode that is durable against a crash of
+  // the process but not of the machine, until the WAL is fsynced, which every FULL commit does for all frames
+  // before it, and `sync` does within LAZY_SYNC_MS when no FULL commit comes first.
+  let synchronous: "FULL" | "NORMAL" = "FULL";
+  let owed = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  async function sync(): Promise<void> {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (!owed || walFile === undefined) return;
+    owed = false;
+    const handle = await open(walFile, "r").catch(() => undefined);
+    if (handle === undefined) return;
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }
 
   // Run on the connection itself, not through Kysely: they run around every write on the hot path, and the
   // transaction below holds Kysely's lock on this one connection, so no other query can come between them.
@@ -269,21 +300,36 @@ function groupCommit(
 
   async function flush(): Promise<void> {
     const batch = queue.splice(0, MAX_GROUP);
+    const lazy = batch.every((write) => write.lazy);
     try {
-      const outcomes = await db.transaction().execute(async (trx) => {
-        const settled: Outcome[] = [];
-        for (const write of batch) {
-          savepoint.run();
-          try {
-            settled.push({ ok: true, value: await write.run(trx, run) });
-          } catch (error) {
-            rollbackTo.run();
-            settled.push({ ok: false, error });
-          }
-          release.run();
+      // The connection is reserved first: SQLite refuses to change the safety level inside a transaction, and
+      // no other transaction may be open on the connection when it changes.
+      const outcomes = await db.connection().execute(async (reserved) => {
+        const wanted = lazy ? "NORMAL" : "FULL";
+        if (synchronous !== wanted) {
+          connection.pragma(`synchronous = ${wanted}`);
+          synchronous = wanted;
         }
-        return settled;
+        return reserved.transaction().execute(async (trx) => {
+          const settled: Outcome[] = [];
+          for (const write of batch) {
+            savepoint.run();
+            try {
+              settled.push({ ok: true, value: await write.run(trx, run) });
+            } catch (error) {
+              rollbackTo.run();
+              settled.push({ ok: false, error });
+            }
+            release.run();
+          }
+          return settled;
+        });
       });
+      if (!lazy) owed = false;
+      else if (!owed) {
+        owed = true;
+        timer = setTimeout(() => void sync().catch(() => undefined), LAZY_SYNC_MS);
+      }
       batch.forEach((write, i) => {
         const outcome = outcomes[i]!;
         if (outcome.ok) write.resolve(outcome.value);
@@ -297,9 +343,9 @@ function groupCommit(
   }
 
   return {
-    write: <T>(fn: (trx: Executor, run: RunWrite) => Promise<T>): Promise<T> =>
+    write: <T>(fn: (trx: Executor, run: RunWrite) => Promise<T>, options?: { lazy?: boolean }): Promise<T> =>
       new Promise<T>((resolve, reject) => {
-        queue.push({ run: fn, resolve, reject });
+        queue.push({ run: fn, lazy: options?.lazy === true, resolve, reject });
         if (!flushing) {
           flushing = true;
           // A turn of the event loop lets writes that arrived together join the same commit.
@@ -307,6 +353,7 @@ function groupCommit(
         }
       }),
     queued: () => queue.length,
+    sync,
   };
 }
 

@@ -1,0 +1,83 @@
+import { spawnSync } from "node:child_process";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  STORE,
+  STORE_UNAVAILABLE,
+  TEST_MASTER_KEY,
+  createTestDatabase,
+  type TestDatabase,
+} from "../../test/harness.js";
+import { loadConfig } from "../config.js";
+import { openStore, type Store } from "./database.js";
+import { migrateToLatest } from "./migrate.js";
+
+const meta = (store: Store, key: string) =>
+  store.db.selectFrom("tessera_meta").select("value").where("key", "=", key).executeTakeFirst();
+
+/** The write path's promises on a real store: what resolves is committed, failures stay alone. */
+describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
+  let database: TestDatabase;
+  let store: Store;
+
+  beforeEach(async () => {
+    database = await createTestDatabase();
+    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    await migrateToLatest(store);
+  });
+  afterEach(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  const put =
+    (key: string, fail = false) =>
+    (trx: Store["db"]) =>
+      trx
+        .insertInto("tessera_meta")
+        .values({ key, value: "v" })
+        .execute()
+        .then(() => {
+          if (fail) throw new Error(`refused ${key}`);
+        });
+
+  it("commits lazy and durable writes alike, each in a group with others, a failing one rolled back alone", async () => {
+    const results = await Promise.allSettled([
+      store.write(put("lazy-1"), { lazy: true }),
+      store.write(put("durable-1")),
+      store.write(put("lazy-fails", true), { lazy: true }),
+      store.write(put("lazy-2"), { lazy: true }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
+    // Another connection (another process would see the same) finds every write that resolved.
+    const other = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    try {
+      for (const key of ["lazy-1", "durable-1", "lazy-2"])
+        expect(await meta(other, key)).toEqual({ value: "v" });
+      expect(await meta(other, "lazy-fails")).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.skipIf(STORE !== "sqlite")("keeps a lazy write that resolved when the process is killed at once", () => {
+    // A child process writes lazily, prints once the write resolved, and is killed by SIGKILL right after: the
+    // commit is in the WAL (the OS has it), even though the lazy fsync had no time to run.
+    const script = `
+      const { loadConfig } = await import(${JSON.stringify(new URL("../config.ts", import.meta.url).pathname)});
+      const { openStore } = await import(${JSON.stringify(new URL("./database.ts", import.meta.url).pathname)});
+      const store = openStore(loadConfig(JSON.parse(process.env.CONFIG)).database);
+      await store.write((trx) => trx.insertInto("tessera_meta").values({ key: "killed", value: "v" }).execute(), { lazy: true });
+      process.kill(process.pid, "SIGKILL");
+    `;
+    const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      env: {
+        ...process.env,
+        CONFIG: JSON.stringify({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }),
+      },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(child.signal, child.stderr).toBe("SIGKILL");
+    return meta(store, "killed").then((row) => expect(row).toEqual({ value: "v" }));
+  });
+});
