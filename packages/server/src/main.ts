@@ -220,6 +220,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     tokens: vault.tokens,
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
+    limits: config.limits,
     ...(metrics !== undefined && { metrics: { metrics, token: config.metrics.token } }),
     logger: log,
   });

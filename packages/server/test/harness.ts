@@ -126,6 +126,12 @@ export async function startTestServer(
         TESSERA_BOOTSTRAP_KEY: bootstrapKey,
         // Short, so that sweeper tests wait for a real sweep rather than calling it by hand.
         TESSERA_SWEEP_INTERVAL_MS: "200",
+        // Tests send bursts from one loopback address and key (fuzzing, bad keys on purpose): the limits have their
+        // own tests (limits/limits.test.ts), which set them explicitly.
+        TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
+        TESSERA_MAX_EVENT_LOOP_DELAY_MS: "0",
         ...env,
       }),
       { write: () => true },
