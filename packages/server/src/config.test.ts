@@ -78,6 +78,7 @@ describe("loadConfig", () => {
       maxWorkers: 32,
       heapMiB: 128,
       rssMiB: 384,
+      cgroup: "auto",
       modules: [
         { name: "axios", version: "1.21.1" },
         { name: "node-fetch", version: "2.7.0" },
@@ -92,6 +93,7 @@ describe("loadConfig", () => {
         TESSERA_REACTOR_MAX_WORKERS: "4",
         TESSERA_REACTOR_HEAP_MB: "64",
         TESSERA_REACTOR_RSS_MB: "200",
+        TESSERA_REACTOR_CGROUP: " Off ",
         TESSERA_REACTOR_MODULES: " uuid , lodash@4.17.21,@scope/pkg@1.0.0-rc.1",
       },
       "/srv",
@@ -103,6 +105,7 @@ describe("loadConfig", () => {
       maxWorkers: 4,
       heapMiB: 64,
       rssMiB: 200,
+      cgroup: "off",
       modules: [
         { name: "uuid", version: "11.1.1" },
         { name: "lodash", version: "4.17.21" },
@@ -110,9 +113,16 @@ describe("loadConfig", () => {
       ],
     });
     expect(loadConfig({ TESSERA_REACTOR_MODULES: "none" }, "/srv").reactors.modules).toEqual([]);
-    expect(problemsOf({ TESSERA_REACTOR_TIMEOUT_MS: "10", TESSERA_REACTOR_MAX_WORKERS: "0" })).toEqual([
+    expect(
+      problemsOf({
+        TESSERA_REACTOR_TIMEOUT_MS: "10",
+        TESSERA_REACTOR_MAX_WORKERS: "0",
+        TESSERA_REACTOR_CGROUP: "on",
+      }),
+    ).toEqual([
       "TESSERA_REACTOR_TIMEOUT_MS must be an integer from 100 to 210000",
       "TESSERA_REACTOR_MAX_WORKERS must be an integer from 1 to 1000",
+      "TESSERA_REACTOR_CGROUP must be auto or off",
     ]);
     expect(
       problemsOf({
@@ -244,8 +254,8 @@ describe("loadConfig: limits", () => {
   it("has defaults that leave a normal client alone and stop a flood", () => {
     expect(loadConfig({}, "/srv").limits).toEqual({
       trustProxy: false,
-      perKey: { perSecond: 100, burst: 200 },
-      perAddress: { perSecond: 500, burst: 1_000 },
+      perKey: { perSecond: 1_000, burst: 2_000 },
+      perAddress: { perSecond: 2_000, burst: 4_000 },
       authFailures: { perSecond: 1, burst: 30 },
       maxEntries: 100_000,
       searches: { limit: 32, queue: 64 },

@@ -100,7 +100,10 @@ export interface ReactorConfig {
   readonly timeoutMs: number;
   readonly maxWorkers: number;
   readonly heapMiB: number;
+  /** A worker's memory: polled by the watchdog, and the kernel's cgroup limit where there is one. */
   readonly rssMiB: number;
+  /** Whether workers get a memory cgroup where the host allows it (auto) or the watchdog alone (off). */
+  readonly cgroup: "auto" | "off";
   /** The npm packages reactor code may require, at exact versions cached at install (TESSERA_REACTOR_MODULES). */
   readonly modules: readonly NpmModule[];
 }
@@ -183,6 +186,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     ),
     heapMiB: parseInteger(env.TESSERA_REACTOR_HEAP_MB, 128, 16, 4_096, "TESSERA_REACTOR_HEAP_MB", problems),
     rssMiB: parseInteger(env.TESSERA_REACTOR_RSS_MB, 384, 64, 8_192, "TESSERA_REACTOR_RSS_MB", problems),
+    cgroup: parseReactorCgroup(env.TESSERA_REACTOR_CGROUP, problems),
     modules: Object.freeze(parseReactorModules(env.TESSERA_REACTOR_MODULES, problems)),
   };
 
@@ -291,8 +295,8 @@ function parseLimits(env: Env, problems: string[]): LimitsConfig {
   });
   return {
     trustProxy: parseTrustProxy(env.TESSERA_TRUST_PROXY, problems),
-    perKey: rate("TESSERA_RATE_LIMIT_KEY", 100, 200),
-    perAddress: rate("TESSERA_RATE_LIMIT_ADDRESS", 500, 1_000),
+    perKey: rate("TESSERA_RATE_LIMIT_KEY", 1_000, 2_000),
+    perAddress: rate("TESSERA_RATE_LIMIT_ADDRESS", 2_000, 4_000),
     authFailures:
       failuresPerMinute === 0 ? undefined : { perSecond: failuresPerMinute / 60, burst: failuresBurst },
     maxEntries: integer("TESSERA_RATE_LIMIT_MAX_ENTRIES", 100_000, 1, 10_000_000),
@@ -333,6 +337,13 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): LimitsCon
       "addresses, CIDR ranges, loopback, linklocal or uniquelocal",
   );
   return false;
+}
+
+function parseReactorCgroup(raw: string | undefined, problems: string[]): ReactorConfig["cgroup"] {
+  const text = nonEmpty(raw)?.trim().toLowerCase() ?? "auto";
+  if (text === "auto" || text === "off") return text;
+  problems.push("TESSERA_REACTOR_CGROUP must be auto or off");
+  return "auto";
 }
 
 function parseMasterKey(
