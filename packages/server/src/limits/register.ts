@@ -45,8 +45,15 @@ function registerPressure(api: FastifyInstance, limits: PressureLimits): void {
     monitor.stop();
     done();
   });
-  api.addHook("onRequest", (_request, reply, done) => {
+  let shedding: string | undefined;
+  api.addHook("onRequest", (request, reply, done) => {
     const reason = monitor.reason;
+    if (reason !== shedding) {
+      if (reason === undefined)
+        request.log.warn({ was: shedding }, "no longer under pressure: serving again");
+      else request.log.warn({ reason }, "under pressure: answering API requests 503 until it passes");
+      shedding = reason;
+    }
     if (reason === undefined) return done();
     void reply.header("retry-after", String(PRESSURE_RETRY_AFTER_S));
     done(new AppError("overloaded", `The server is overloaded (${reason}); retry later.`));

@@ -26,7 +26,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
  */
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const appError = toAppError(error, request);
-  if (appError.status >= 500) request.log.error({ err: error }, "request failed");
+  // Shedding load is the server working as meant, and under overload a line per refused request would add to it:
+  // the metrics count those answers, and the pressure monitor logs when shedding starts and stops.
+  if (appError.code === "overloaded") request.log.debug({ err: error }, "request shed");
+  else if (appError.status >= 500) request.log.error({ err: error }, "request failed");
   setTraceIdHeaders(request, reply);
   return reply
     .code(appError.status)
