@@ -1,6 +1,7 @@
 import { Applications } from "./applications.js";
 import { Transport, type Fetch } from "./http.js";
 import { Reactors } from "./reactors.js";
+import { Logs } from "./logs.js";
 import { Tenants } from "./tenants.js";
 import { Webhooks } from "./webhooks-api.js";
 import { detokenize, tokenize } from "./tokenize.js";
@@ -44,6 +45,8 @@ export interface TesseraClientOptions {
 export class TesseraClient {
   /** Applications and their API keys. */
   readonly applications: Applications;
+  /** The audit log. */
+  readonly logs: Logs;
   /** Reactors: code stored in the vault, and its configuration. */
   readonly reactors: Reactors;
   /** The caller's tenant, and new tenants. */
@@ -57,6 +60,7 @@ export class TesseraClient {
   constructor(options: TesseraClientOptions) {
     this.#transport = new Transport(options);
     this.applications = new Applications(this.#transport);
+    this.logs = new Logs(this.#transport);
     this.reactors = new Reactors(this.#transport);
     this.tenants = new Tenants(this.#transport);
     this.tokens = new Tokens(this.#transport);

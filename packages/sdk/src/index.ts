@@ -1,5 +1,6 @@
 export { TesseraClient, type TesseraClientOptions } from "./client.js";
 export { Applications } from "./applications.js";
+export { Logs } from "./logs.js";
 export { Reactors } from "./reactors.js";
 export { Tenants } from "./tenants.js";
 export { Tokens } from "./tokens.js";

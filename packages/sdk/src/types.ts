@@ -174,6 +174,28 @@ export type Invocation = Camelize<
   "result" | "response" | "error"
 >;
 
+/** One audit-log entry: `details` and `rule` as the server recorded them (docs/audit.md). */
+export type AuditEntry = Camelize<ResponseOf<"/logs", "get", 200>["data"][number], "details" | "rule">;
+
+type ListLogsQuery = QueryOf<"/logs", "get">;
+
+export interface ListLogsInput {
+  entityType?: ListLogsQuery["entity_type"];
+  entityId?: string;
+  actorId?: string;
+  action?: ListLogsQuery["action"];
+  /** From this time on (inclusive). */
+  startDate?: string | Date;
+  /** Before this time (exclusive). */
+  endDate?: string | Date;
+  /** From 1; default 1. */
+  page?: number;
+  /** 1–100; default 20. */
+  size?: number;
+}
+
+export type ListAllLogsInput = Omit<ListLogsInput, "page">;
+
 /** The tenant's webhook signing secret in the `whsec_` form {@link verifyWebhook} takes. */
 export type WebhookSecret = Camelize<ResponseOf<"/webhooks/secret", "get", 200>>;
 

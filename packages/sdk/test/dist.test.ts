@@ -177,6 +177,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
     expect(out).toEqual({
       exports: [
         "Applications",
+        "Logs",
         "Reactors",
         "SDK_VERSION",
         "Tenants",

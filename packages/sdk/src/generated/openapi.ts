@@ -2823,6 +2823,126 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/logs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the tenant's audit log, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
+                    entity_id?: string;
+                    actor_id?: string;
+                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                    /** @description From this time on (inclusive). */
+                    start_date?: string;
+                    /** @description Before this time (exclusive). */
+                    end_date?: string;
+                    /** @description Page number, from 1. */
+                    page?: number;
+                    /** @description Items per page, 1–100. */
+                    size?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pagination: {
+                                total_items: number;
+                                page_number: number;
+                                page_size: number;
+                                total_pages: number;
+                            };
+                            data: {
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                tenant_id: string;
+                                /** @description The acting Application; absent for Tessera itself. */
+                                actor_id?: string;
+                                /** @enum {string} */
+                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                                /** @enum {string} */
+                                entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
+                                entity_id?: string;
+                                /** @description The access rule that decided how the token was shown or used. */
+                                rule?: {
+                                    container: string;
+                                    priority: number;
+                                    transform: string;
+                                };
+                                /** @description Ids, counts, a search's query with its values removed; never token data or keys. */
+                                details?: {
+                                    [key: string]: unknown;
+                                };
+                                request_id?: string;
+                                /** @description Its place in the tenant's tamper-evident chain; absent until sealed (about a second). */
+                                sequence?: number;
+                                /** Format: date-time */
+                                created_at: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
