@@ -89,7 +89,9 @@ export interface Explained {
  */
 export function explain(error: unknown): Explained {
   const { code, message } = explainUnescaped(error);
-  return { code, message: printable(message) };
+  // A configuration error lists one problem a line, all of them Tessera's own words: its lines stay lines.
+  const lines = error instanceof ConfigurationError ? message.split("\n") : [message];
+  return { code, message: lines.map(printable).join("\n") };
 }
 
 function explainUnescaped(error: unknown): Explained {

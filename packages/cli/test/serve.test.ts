@@ -162,6 +162,9 @@ describe("the tessera command's usage and configuration errors", () => {
     expect(run.stderr).toContain("TESSERA_PORT must be an integer");
     expect(run.stderr).toContain("TESSERA_BOOTSTRAP_KEY must be at least 32 characters");
     expect(run.stderr).toContain("NODE_ENV=production requires TESSERA_MASTER_KEY");
+    // One problem a line, not escaped into one long line.
+    expect(run.stderr).toMatch(/^ {2}- TESSERA_PORT must be an integer/m);
+    expect(run.stderr).not.toContain("\\u000a");
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
 
