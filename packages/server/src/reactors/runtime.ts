@@ -1,5 +1,7 @@
 import path from "node:path";
+import type { Logger } from "pino";
 import type { ReactorConfig } from "../config.js";
+import { describeCgroup } from "./sandbox/cgroup.js";
 import { ReactorPool, type PoolOutcome, type ReactorCode } from "./sandbox/pool.js";
 import { workerLimits } from "./sandbox/setup.js";
 import type { Invocation } from "./sandbox/worker.js";
@@ -25,9 +27,10 @@ export interface ReactorRuntime {
 /**
  * The worker pool, started on the first invocation: commands that open the vault without serving (migrate,
  * keys, the OpenAPI generator) never start Deno. Starting it may copy the npm packages' cache once per install
- * (module-cache.ts); a start that fails is tried again on the next invocation.
+ * (module-cache.ts); a start that fails is tried again on the next invocation. The start logs which memory
+ * limit is in force (cgroup.ts): the operator's one way to tell whether the host allowed a cgroup.
  */
-export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
+export function createReactorRuntime(config: ReactorConfig, log?: Pick<Logger, "info">): ReactorRuntime {
   let pool: Promise<ReactorPool> | undefined;
   /** The pool once started, for the synchronous counts metrics read at scrape time. */
   let running: ReactorPool | undefined;
@@ -38,17 +41,23 @@ export function createReactorRuntime(config: ReactorConfig): ReactorRuntime {
       egress: config.egress,
       heapMiB: config.heapMiB,
       rssMiB: config.rssMiB,
+      cgroup: config.cgroup,
       frameBytes: FRAME_BYTES,
       logBytes: LOG_BYTES,
       loadTimeoutMs: LOAD_TIMEOUT_MS,
     }).then(
-      (limits) =>
-        (running = new ReactorPool({
+      (limits) => {
+        log?.info(
+          { memoryCgroup: limits.cgroup },
+          `reactor workers' memory: ${describeCgroup(limits.cgroup)}`,
+        );
+        return (running = new ReactorPool({
           limits,
           maxWorkers: config.maxWorkers,
           idleMs: IDLE_MS,
           spares: SPARES,
-        })),
+        }));
+      },
       (error: unknown) => {
         pool = undefined;
         throw error;

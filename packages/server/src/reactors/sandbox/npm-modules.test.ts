@@ -80,6 +80,8 @@ describe.skipIf(ONCE)("npm packages in the reactor sandbox", () => {
     egress: "",
     heapMiB: 64,
     rssMiB: 256,
+    // About packages, not memory: no cgroup to leave behind (cgroup.test.ts covers it).
+    cgroup: "off",
     frameBytes: 1024 * 1024,
     logBytes: 16 * 1024,
     loadTimeoutMs: 15_000,

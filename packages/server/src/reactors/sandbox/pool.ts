@@ -1,3 +1,4 @@
+import { removeServerCgroup } from "./cgroup.js";
 import { ReactorWorker, type Invocation, type Outcome, type WorkerLimits } from "./worker.js";
 
 export interface PoolOptions {
@@ -44,6 +45,8 @@ export class ReactorPool {
   readonly #slots = new Map<string, Slot>();
   readonly #spares: Promise<ReactorWorker>[] = [];
   readonly #sweeper: NodeJS.Timeout;
+  /** Workers evicted or discarded and not yet gone, which close() waits for. */
+  readonly #stopping = new Set<Promise<void>>();
   #closed = false;
 
   constructor(options: PoolOptions) {
@@ -115,18 +118,31 @@ export class ReactorPool {
     const slot = this.#slots.get(key);
     if (slot === undefined) return;
     this.#slots.delete(key);
-    (await slot.worker.catch(() => undefined))?.kill();
+    const worker = await slot.worker.catch(() => undefined);
+    if (worker !== undefined) await this.#stop(worker);
   }
 
+  /** Stops every worker and waits until they are gone and their memory cgroups removed. */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#sweeper);
     const all = [...[...this.#slots.values()].map((s) => s.worker), ...this.#spares];
     this.#slots.clear();
     this.#spares.length = 0;
-    for (const settled of await Promise.allSettled(all)) {
-      if (settled.status === "fulfilled") settled.value.kill();
-    }
+    const settled = await Promise.allSettled(all);
+    await Promise.all([
+      ...settled.map((s) => (s.status === "fulfilled" ? s.value.stop() : undefined)),
+      ...this.#stopping,
+    ]);
+    const { cgroup } = this.#options.limits;
+    if (cgroup.kind !== "none") await removeServerCgroup(cgroup);
+  }
+
+  #stop(worker: ReactorWorker): Promise<void> {
+    const stopped = worker.stop();
+    this.#stopping.add(stopped);
+    void stopped.then(() => this.#stopping.delete(stopped));
+    return stopped;
   }
 
   #load(reactor: ReactorCode): Promise<ReactorWorker> {
@@ -166,7 +182,7 @@ export class ReactorPool {
       if (slot.waiting === 0) {
         this.#slots.delete(key);
         void slot.worker.then(
-          (w) => w.kill(),
+          (w) => this.#stop(w),
           () => undefined,
         );
         return;
@@ -183,7 +199,7 @@ export class ReactorPool {
         (worker) => {
           if (worker.lastUsed < cutoff && !worker.busy && this.#slots.get(key) === slot) {
             this.#slots.delete(key);
-            worker.kill();
+            void this.#stop(worker);
           }
         },
         () => undefined,

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { detectCgroup } from "./cgroup.js";
 import { INSTALL_CACHE, prepareWorkerModules } from "./module-cache.js";
 import type { NpmModule } from "./modules.js";
 import type { WorkerLimits } from "./worker.js";
@@ -68,7 +69,12 @@ export interface SandboxSettings {
   /** Hosts (`host[:port]`, comma-separated) reactor code may reach; empty for any public address. */
   readonly egress: string;
   readonly heapMiB: number;
+  /** The worker's memory: the watchdog's limit, and the cgroup's where there is one. */
   readonly rssMiB: number;
+  /** TESSERA_REACTOR_CGROUP; auto unless said otherwise. */
+  readonly cgroup?: "auto" | "off";
+  /** Where the cgroup hierarchies are mounted: /sys/fs/cgroup unless a test says otherwise. */
+  readonly cgroupRoot?: string;
   readonly frameBytes: number;
   readonly logBytes: number;
   readonly loadTimeoutMs: number;
@@ -94,6 +100,12 @@ export async function workerLimits(settings: SandboxSettings): Promise<WorkerLim
     settings.moduleCache ?? INSTALL_CACHE,
   );
   const root = process.getuid?.() === 0;
+  const rssBytes = settings.rssMiB * 2 ** 20;
+  const cgroup = await detectCgroup({
+    mode: settings.cgroup ?? "auto",
+    limitBytes: rssBytes,
+    ...(settings.cgroupRoot !== undefined && { root: settings.cgroupRoot }),
+  });
   return {
     deno: denoBinary(),
     harness,
@@ -104,7 +116,8 @@ export async function workerLimits(settings: SandboxSettings): Promise<WorkerLim
     allowNet: settings.egress,
     denyNet: [...ALWAYS_DENIED, ...hostAddresses()],
     heapMiB: settings.heapMiB,
-    rssBytes: settings.rssMiB * 2 ** 20,
+    rssBytes,
+    cgroup,
     frameBytes: settings.frameBytes,
     logBytes: settings.logBytes,
     loadTimeoutMs: settings.loadTimeoutMs,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { oomKilled, placeWorker, removeWorkerCgroup, type MemoryCgroup } from "./cgroup.js";
 import { BUILTIN_MODULES, ERROR_MODULES } from "./modules.js";
 import { parseFrame, type HostFrame, type ThrownByReactor, type WorkerFrame } from "./frames.js";
 
@@ -19,7 +20,10 @@ export interface WorkerLimits {
   readonly allowNet: string;
   readonly denyNet: readonly string[];
   readonly heapMiB: number;
+  /** The watchdog's limit on the worker's resident memory. */
   readonly rssBytes: number;
+  /** The kernel's limit on the worker's memory, where the host allows one (cgroup.ts). */
+  readonly cgroup: MemoryCgroup;
   /** Largest frame (a result, an RPC call) a worker may send. */
   readonly frameBytes: number;
   /** Log text kept per invocation; the rest is dropped and counted. */
@@ -70,8 +74,8 @@ const RSS_POLL_MS = 20;
 
 /**
  * One Deno process running one reactor's code, one invocation at a time. The host enforces every limit from
- * outside: time (SIGKILL), memory (RSS polled from /proc), output (frame and log sizes). After any of them the
- * worker is dead and the pool starts a new one on the next use.
+ * outside: time (SIGKILL), memory (RSS polled from /proc, and a cgroup limit where the host allows one), output
+ * (frame and log sizes). After any of them the worker is dead and the pool starts a new one on the next use.
  */
 export class ReactorWorker {
   readonly #child: ChildProcessWithoutNullStreams;
@@ -83,6 +87,10 @@ export class ReactorWorker {
   #onFrame: ((frame: WorkerFrame) => void) | undefined;
   #onDeath: ((reason: string) => void) | undefined;
   #busy = false;
+  /** The worker's own memory cgroup, removed once the process is gone. */
+  #cgroup: string | undefined;
+  /** Settles when the process is gone and its cgroup removed. */
+  readonly #gone: Promise<void>;
   lastUsed = Date.now();
 
   private constructor(limits: WorkerLimits) {
@@ -104,8 +112,24 @@ export class ReactorWorker {
     this.#child.stderr.resume();
     this.#child.stdin.on("error", () => this.#die("the worker closed its input"));
     this.#child.on("error", (error) => this.#die(`the worker could not be started: ${error.message}`));
-    this.#child.on("exit", (code, signal) => this.#die(exitReason(code, signal)));
-    this.#write(this.#nonce);
+    this.#gone = new Promise<void>((resolve) => {
+      this.#child.once("exit", (code, signal) => {
+        this.#die(this.#exitReason(code, signal));
+        void this.#removeCgroup().then(resolve);
+      });
+      this.#child.once("error", () => {
+        if (this.#child.pid === undefined) resolve();
+      });
+    });
+    // Synchronously after the spawn: the harness does nothing until the nonce and then the code arrive.
+    if (limits.cgroup.kind !== "none" && this.#child.pid !== undefined) {
+      try {
+        this.#cgroup = placeWorker(limits.cgroup, this.#child.pid);
+      } catch (error) {
+        this.#die(`the worker could not be given its memory limit: ${(error as Error).message}`);
+      }
+    }
+    if (this.#dead === undefined) this.#write(this.#nonce);
   }
 
   /** Starts a worker with no code yet (a pool's spare). */
@@ -139,6 +163,17 @@ export class ReactorWorker {
 
   kill(): void {
     this.#die("stopped by the host");
+  }
+
+  /** Kills the worker and settles once its process is gone and its cgroup removed. */
+  async stop(): Promise<void> {
+    this.kill();
+    await this.#gone;
+  }
+
+  /** The worker's memory cgroup directory, when it has one. */
+  get cgroup(): string | undefined {
+    return this.#cgroup;
   }
 
   async invoke(invocation: Invocation): Promise<Outcome> {
@@ -192,13 +227,16 @@ export class ReactorWorker {
     }
   }
 
-  /** Loads a reactor's code; a worker whose code fails to load is killed (it holds nothing worth keeping). */
+  /**
+   * Loads a reactor's code; a worker whose code fails to load is stopped (it holds nothing worth keeping) before
+   * the error is thrown.
+   */
   async load(code: string, modules: readonly string[]): Promise<void> {
     let packages: Record<string, string>;
     try {
       packages = packagesFor(modules, this.#limits);
     } catch (error) {
-      this.kill();
+      await this.stop();
       throw error;
     }
     const outcome = await this.#watch<Error | undefined>(this.#limits.loadTimeoutMs, (settle) => {
@@ -214,7 +252,7 @@ export class ReactorWorker {
     });
     this.#onFrame = undefined;
     if (outcome !== undefined) {
-      this.kill();
+      await this.stop();
       throw outcome;
     }
   }
@@ -292,6 +330,24 @@ export class ReactorWorker {
     } catch {
       return undefined;
     }
+  }
+
+  /** Read before the cgroup is removed: an OOM kill by the kernel looks like any other SIGKILL. */
+  #exitReason(code: number | null, signal: NodeJS.Signals | null): string {
+    const { cgroup } = this.#limits;
+    if (
+      signal === "SIGKILL" &&
+      cgroup.kind !== "none" &&
+      this.#cgroup !== undefined &&
+      oomKilled(cgroup, this.#cgroup)
+    ) {
+      return `the reactor ran out of memory (its limit is ${Math.round(cgroup.limitBytes / 2 ** 20)} MiB)`;
+    }
+    return exitReason(code, signal);
+  }
+
+  async #removeCgroup(): Promise<void> {
+    if (this.#cgroup !== undefined) await removeWorkerCgroup(this.#cgroup);
   }
 
   #die(reason: string): void {
