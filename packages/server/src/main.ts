@@ -102,7 +102,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       modules: config.reactors.modules,
     });
     const keys = createKeyRotation({ store, keyring, clock, audit });
-    const reactorRuntime = createReactorRuntime(config.reactors);
+    const reactorRuntime = createReactorRuntime(config.reactors, log);
     return {
       store,
       applications,
