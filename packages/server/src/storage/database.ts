@@ -212,7 +212,15 @@ function statementCache(
 }
 
 function openPostgres(url: string, poolSize: number): Store {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    // A claim of queued work holds a row lock (FOR UPDATE) for a moment; if the instance holding it dies with its
+    // machine, PostgreSQL would only notice the dead connection after TCP's default two hours, and the row would
+    // stay skipped. Our transactions are never idle for long, so an idle one is ended after a minute.
+    options: "-c idle_in_transaction_session_timeout=60000",
+    keepAlive: true,
+  });
   // An idle client that loses its server (restart, failover) emits here; without a listener it would crash us.
   pool.on("error", () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

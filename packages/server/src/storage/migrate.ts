@@ -32,7 +32,7 @@ export class MigrationError extends Error {
 }
 
 /**
- * Brings the schema up to date. Kysely's migrator takes a lock (a locked row on PostgreSQL), so instances
+ * Brings the schema up to date. Kysely's migrator takes a lock (an advisory lock on PostgreSQL), so instances
  * that start together apply each migration once.
  */
 export async function migrateToLatest(store: Store): Promise<string[]> {
