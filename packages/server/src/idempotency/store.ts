@@ -1,6 +1,6 @@
-import type { Selectable } from "kysely";
+import type { ExpressionBuilder, Selectable } from "kysely";
 import type { Executor } from "../storage/database.js";
-import type { IdempotencyKeysTable } from "../storage/schema.js";
+import type { Database, IdempotencyKeysTable } from "../storage/schema.js";
 
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 
@@ -12,11 +12,12 @@ export interface KeyScope {
 }
 
 export function idempotencyStore(db: Executor) {
-  const scoped = <Q extends { where: (...args: any[]) => Q }>(query: Q, scope: KeyScope): Q =>
-    query
-      .where("tenant_id", "=", scope.tenantId)
-      .where("application_id", "=", scope.applicationId)
-      .where("key", "=", scope.key);
+  const keyIs = (scope: KeyScope) => (eb: ExpressionBuilder<Database, "idempotency_keys">) =>
+    eb.and([
+      eb("tenant_id", "=", scope.tenantId),
+      eb("application_id", "=", scope.applicationId),
+      eb("key", "=", scope.key),
+    ]);
 
   return {
     /** Inserts an in-flight claim; a unique violation means the key is taken. */
@@ -39,19 +40,22 @@ export function idempotencyStore(db: Executor) {
     },
 
     async find(scope: KeyScope): Promise<IdempotencyRow | undefined> {
-      return scoped(db.selectFrom("idempotency_keys").selectAll(), scope).executeTakeFirst();
+      return db.selectFrom("idempotency_keys").selectAll().where(keyIs(scope)).executeTakeFirst();
     },
 
     /** Removes the record only if it is still the one that was read (`createdAt`). */
     async remove(scope: KeyScope, createdAt?: string): Promise<void> {
-      let query = scoped(db.deleteFrom("idempotency_keys"), scope);
+      let query = db.deleteFrom("idempotency_keys").where(keyIs(scope));
       if (createdAt !== undefined) query = query.where("created_at", "=", createdAt);
       await query.execute();
     },
 
     /** Takes over an abandoned claim, if no one else has meanwhile. */
     async retake(scope: KeyScope, seenCreatedAt: string, createdAt: string): Promise<boolean> {
-      const result = await scoped(db.updateTable("idempotency_keys").set({ created_at: createdAt }), scope)
+      const result = await db
+        .updateTable("idempotency_keys")
+        .set({ created_at: createdAt })
+        .where(keyIs(scope))
         .where("state", "=", "in_flight")
         .where("created_at", "=", seenCreatedAt)
         .executeTakeFirst();
@@ -63,15 +67,15 @@ export function idempotencyStore(db: Executor) {
       createdAt: string,
       answer: { status: number; sealed: string; keyVersion: number },
     ): Promise<void> {
-      await scoped(
-        db.updateTable("idempotency_keys").set({
+      await db
+        .updateTable("idempotency_keys")
+        .set({
           state: "done",
           response_status: answer.status,
           response: answer.sealed,
           key_version: answer.keyVersion,
-        }),
-        scope,
-      )
+        })
+        .where(keyIs(scope))
         .where("state", "=", "in_flight")
         .where("created_at", "=", createdAt)
         .execute();
