@@ -80,4 +80,41 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     expect(child.signal, child.stderr).toBe("SIGKILL");
     return meta(store, "killed").then((row) => expect(row).toEqual({ value: "v" }));
   });
+
+  it.skipIf(STORE !== "sqlite")(
+    "moves the token version with token writes only, not with other commits",
+    async () => {
+      const tenant = { id: "t-gen", name: "t", created_by: null, created_at: "2026-01-01T00:00:00.000Z" };
+      await store.db.insertInto("tenants").values(tenant).execute();
+      const before = store.tokenVersion();
+      await store.write(put("not-a-token"), { lazy: true });
+      expect(store.tokenVersion()).toBe(before);
+      const token = {
+        tenant_id: tenant.id,
+        id: "tok",
+        type: "token",
+        ciphertext: "x",
+        key_version: 1,
+        fingerprint: null,
+        fingerprint_expression: null,
+        mask: null,
+        search_indexes: "[]",
+        metadata: "{}",
+        containers: "[]",
+        expires_at: null,
+        created_by: null,
+        created_at: tenant.created_at,
+        modified_by: null,
+        modified_at: null,
+      };
+      await store.db.insertInto("tokens").values(token).execute();
+      const inserted = store.tokenVersion()!;
+      expect(inserted).toBeGreaterThan(before!);
+      await store.db.updateTable("tokens").set({ metadata: '{"a":"b"}' }).where("id", "=", "tok").execute();
+      const updated = store.tokenVersion()!;
+      expect(updated).toBeGreaterThan(inserted);
+      await store.db.deleteFrom("tokens").where("id", "=", "tok").execute();
+      expect(store.tokenVersion()!).toBeGreaterThan(updated);
+    },
+  );
 });

@@ -55,14 +55,14 @@ export function runThrough(db: Executor): RunWrite {
 }
 
 /** The read paths a store offers beside its query builder. */
-export type Reads = Pick<Store, "readOne" | "readAll" | "readArrays" | "dataVersion">;
+export type Reads = Pick<Store, "readOne" | "readAll" | "readArrays" | "tokenVersion">;
 
 export function readsThrough(db: Executor): Reads {
   return {
     readOne: readOneThrough(db),
     readAll: readAllThrough(db),
     readArrays: readArraysThrough(db),
-    dataVersion: () => undefined,
+    tokenVersion: () => undefined,
   };
 }
 
@@ -73,10 +73,11 @@ export interface Store {
   readonly readAll: ReadAll;
   readonly readArrays: ReadArrays;
   /**
-   * A number that changes whenever anything is committed to the database, by this process or another; undefined
-   * where there is none (PostgreSQL). Lets a cache of query results be exact rather than merely recent.
+   * A number that changes whenever a token row is written, by this process or another, in the write's own
+   * transaction (migration 0008); undefined where there is none (PostgreSQL). Lets a cache of search results be
+   * exact rather than merely recent.
    */
-  dataVersion(): number | undefined;
+  tokenVersion(): number | undefined;
   /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
   /**
@@ -132,7 +133,7 @@ function openSqlite(file: string): Store {
     readOne: reader?.readOne ?? readOneThrough(db),
     readAll: reader?.readAll ?? readAllThrough(db),
     readArrays: reader?.readArrays ?? readArraysThrough(db),
-    dataVersion: () => reader?.dataVersion(),
+    tokenVersion: () => reader?.tokenVersion(),
     transaction: (fn) => db.transaction().execute(fn),
     write: commits.write,
     ping: async () => {
@@ -158,7 +159,7 @@ function openReader(file: string): {
   readOne: ReadOne;
   readAll: ReadAll;
   readArrays: ReadArrays;
-  dataVersion(): number;
+  tokenVersion(): number;
   close(): void;
 } {
   const connection = new SQLite(file);
@@ -168,16 +169,18 @@ function openReader(file: string): {
   const prepare = statementCache(connection);
   // Raw mode belongs to a statement, so statements read as arrays have a cache of their own.
   const prepareRaw = statementCache(connection, (statement) => statement.raw(true));
-  const version = connection.prepare("pragma data_version").pluck();
+  // Prepared on first use: the table exists only once the store is migrated, after this connection opens.
+  let version: SQLite.Statement | undefined;
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
     readAll: async <Row>(query: CompiledQuery) => prepare(query.sql).all(...query.parameters) as Row[],
     readArrays: async <Row extends readonly unknown[]>(query: CompiledQuery) =>
       prepareRaw(query.sql).all(...query.parameters) as Row[],
-    // SQLite's data_version changes for this connection whenever another connection (our writer, or another
-    // process) commits; this connection never writes.
-    dataVersion: () => version.get() as number,
+    tokenVersion: () =>
+      (version ??= connection
+        .prepare("select value from token_generation where id = 1")
+        .pluck()).get() as number,
     close: () => connection.close(),
   };
 }

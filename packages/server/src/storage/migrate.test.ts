@@ -97,6 +97,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0005-reactor-invocations",
       "0006-audit-log",
       "0007-idempotency-keys",
+      "0008-token-generation",
     ]);
   });
   afterAll(async () => {
@@ -216,6 +217,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0005-reactor-invocations",
       "0006-audit-log",
       "0007-idempotency-keys",
+      "0008-token-generation",
     ]);
   });
   afterAll(async () => {

@@ -7,6 +7,7 @@ import * as m0004 from "./migrations/0004-reactors.js";
 import * as m0005 from "./migrations/0005-reactor-invocations.js";
 import * as m0006 from "./migrations/0006-audit-log.js";
 import * as m0007 from "./migrations/0007-idempotency-keys.js";
+import * as m0008 from "./migrations/0008-token-generation.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0005-reactor-invocations": m0005,
   "0006-audit-log": m0006,
   "0007-idempotency-keys": m0007,
+  "0008-token-generation": m0008,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

@@ -129,8 +129,8 @@ export interface TokenListFilter {
 const SEARCH_CACHE_SIZE = 500;
 
 /**
- * Results derived from the whole index — search totals, a tenant's top-level containers — kept while nothing in
- * the database has changed (SQLite's data_version, which any commit by any connection moves) and, for totals,
+ * Results derived from the whole index — search totals, a tenant's top-level containers — kept while no token has
+ * been written (the token generation, which every token write by any connection moves, migration 0008) and, for totals,
  * while no counted token has expired since (`until`: the earliest expiry still ahead when it was counted). Exact,
  * not merely recent: paging through a large result counts it once, not once per page. PostgreSQL has no such
  * version number, so there everything is computed each time.
@@ -143,7 +143,7 @@ function searchCache(reads: Reads) {
     compute: () => Promise<{ value: T; until: string | null }>,
   ): Promise<T> => {
     // Read before computing: a commit landing in between leaves this entry looking stale, never being stale.
-    const version = reads.dataVersion();
+    const version = reads.tokenVersion();
     if (version === undefined) return (await compute()).value;
     const hit = cache.get(key);
     if (hit !== undefined && hit.version === version && (hit.until === null || now < hit.until)) {
