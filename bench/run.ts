@@ -23,6 +23,8 @@ import { cpuSnapshot, cpuUsed } from "./proc.js";
 import type { Probe, ProbeContext, ProbeReport } from "./probes.js";
 import { WORKER_COMM, reactorProbes, workersNeeded } from "./reactor-probes.js";
 import { scenarios, type CeilingKind, type LoadRequest, type Scenario } from "./scenarios.js";
+import { runSoak, type SoakSettings, type SoakStore } from "./soak/soak.js";
+import { MIN_INTERVALS } from "./soak/verdict.js";
 import {
   freePort,
   httpRequest,
@@ -37,6 +39,7 @@ import {
 
 const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 const RESULTS_FILE = fileURLToPath(new URL("results.json", import.meta.url));
+const SOAK_RESULTS_FILE = fileURLToPath(new URL("results-soak.json", import.meta.url));
 /** One request in flight per connection, as a client that waits for each answer would have. */
 const PIPELINING = 1;
 
@@ -50,9 +53,18 @@ const USAGE = `Usage: npm run bench -- [options]
   --cold-starts <n>   fresh reactors timed per reactor cold-start case (default 20)
   --profile <dir>     write a V8 CPU profile of the Tessera server to <dir> (node --cpu-prof)
   -h, --help          show this help
+
+  --soak                    instead of the scenarios: a mixed workload for a set time, per store, with the
+                            memory of every process over time (docs/performance.md#soak)
+  --soak-minutes <n>        minutes per store (default 3)
+  --soak-store <store>      sqlite, postgres or both (default both)
+  --soak-interval <s>       seconds per reported interval (default 15)
+  (--connections applies to the soak too; on PostgreSQL they are split between the two servers)
 `;
 
 interface Settings {
+  /** Set when --soak asks for the soak instead of the scenarios. */
+  readonly soak?: SoakSettings;
   readonly durationS: number;
   readonly warmupS: number;
   readonly rounds: number;
@@ -74,19 +86,56 @@ function parseSettings(argv: string[]): Settings | undefined {
       "cold-starts": { type: "string", default: "20" },
       only: { type: "string" },
       profile: { type: "string" },
+      soak: { type: "boolean" },
+      "soak-minutes": { type: "string", default: "3" },
+      "soak-store": { type: "string", default: "both" },
+      "soak-interval": { type: "string", default: "15" },
       help: { type: "boolean", short: "h" },
     },
   });
   if (values.help === true) return undefined;
+  const connections = integerOption("--connections", values.connections, 1);
   return {
+    ...(values.soak === true && {
+      soak: soakSettings(
+        values["soak-minutes"],
+        values["soak-store"],
+        integerOption("--soak-interval", values["soak-interval"], 1),
+        connections,
+      ),
+    }),
     durationS: integerOption("--duration", values.duration, 1),
     warmupS: integerOption("--warmup", values.warmup, 0),
     rounds: integerOption("--rounds", values.rounds, 1),
-    connections: integerOption("--connections", values.connections, 1),
+    connections,
     coldStarts: integerOption("--cold-starts", values["cold-starts"], 1),
     ...(values.only !== undefined && { only: values.only }),
     ...(values.profile !== undefined && { profileDir: path.resolve(values.profile) }),
   };
+}
+
+function soakSettings(
+  minutesRaw: string,
+  storeRaw: string,
+  intervalS: number,
+  connections: number,
+): SoakSettings {
+  const minutes = Number(minutesRaw);
+  if (!Number.isFinite(minutes) || minutes <= 0) throw new Error("--soak-minutes must be a positive number");
+  if ((minutes * 60) / intervalS < MIN_INTERVALS) {
+    throw new Error(`--soak-minutes must cover at least ${MIN_INTERVALS} intervals of --soak-interval`);
+  }
+  const stores: Record<string, readonly SoakStore[]> = {
+    sqlite: ["sqlite"],
+    postgres: ["postgres"],
+    both: ["sqlite", "postgres"],
+  };
+  const chosen = stores[storeRaw];
+  if (chosen === undefined) throw new Error("--soak-store must be sqlite, postgres or both");
+  if (chosen.includes("postgres") && connections < 2) {
+    throw new Error("--connections must be at least 2 on PostgreSQL: one per server");
+  }
+  return { minutes, stores: chosen, intervalS, connections };
 }
 
 function integerOption(name: string, raw: string, min: number): number {
@@ -99,10 +148,23 @@ function integerOption(name: string, raw: string, min: number): number {
 const children: BenchProcess[] = [];
 let tempDir: string | undefined;
 let cleaning: Promise<void> | undefined;
+/**
+ * Other undo steps (the soak's PostgreSQL cluster, stopped by its data directory), run after the processes have
+ * stopped. Synchronous, so that the exit handler can run them too.
+ */
+const undoSteps = new Set<() => void>();
+
+function runUndoSteps(): void {
+  for (const step of undoSteps) {
+    undoSteps.delete(step);
+    step();
+  }
+}
 
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     await Promise.all(children.map((child) => stopServer(child)));
+    runUndoSteps();
     if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
   })();
   return cleaning;
@@ -119,6 +181,8 @@ async function startTessera(
   managementKey: string,
   profileDir: string | undefined,
   settingsEnv: Readonly<Record<string, string>>,
+  serverName = "Tessera",
+  nodeFlags: readonly string[] = [],
 ): Promise<ServerProcess> {
   const port = await freePort();
   // Inherited TESSERA_* settings (a master key file, a PostgreSQL URL…) would make the figures depend on the shell
@@ -127,9 +191,10 @@ async function startTessera(
     Object.entries(process.env).filter(([name]) => name !== "NODE_ENV" && !name.startsWith("TESSERA_")),
   );
   const server = spawnServer({
-    name: "Tessera",
+    name: serverName,
     // The profile is written when the server exits, which the cleanup's SIGTERM makes a graceful exit.
     args: [
+      ...nodeFlags,
       ...(profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profileDir}`]),
       "packages/cli/bin/tessera.js",
       "serve",
@@ -693,6 +758,30 @@ async function main(settings: Settings): Promise<boolean> {
   return pass;
 }
 
+async function soak(soakSettings: SoakSettings): Promise<boolean> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "tessera-bench-"));
+  tempDir = dir;
+  return runSoak(
+    soakSettings,
+    {
+      tempDir: dir,
+      repoRoot: REPO_ROOT,
+      startTessera: (name, dataDir, managementKey, env, nodeFlags) =>
+        startTessera(dataDir, managementKey, undefined, env, name, nodeFlags),
+      stop: retire,
+      onCleanup(step) {
+        undoSteps.add(step);
+        return () => {
+          if (undoSteps.delete(step)) step();
+        };
+      },
+      progress,
+      loadAverage,
+    },
+    SOAK_RESULTS_FILE,
+  );
+}
+
 for (const [signal, code] of [
   ["SIGINT", 130],
   ["SIGTERM", 143],
@@ -707,6 +796,7 @@ for (const [signal, code] of [
 // possible here, so no grace period either.
 process.on("exit", () => {
   for (const child of children) if (isRunning(child)) child.child.kill("SIGKILL");
+  runUndoSteps();
   if (tempDir !== undefined) rmSync(tempDir, { recursive: true, force: true });
 });
 
@@ -722,7 +812,7 @@ if (settings === undefined) {
   process.exit(0);
 }
 try {
-  process.exitCode = (await main(settings)) ? 0 : 1;
+  process.exitCode = (await (settings.soak === undefined ? main(settings) : soak(settings.soak))) ? 0 : 1;
 } catch (error) {
   // After a signal the servers are being stopped under the run's feet; the resulting errors are expected noise.
   if (cleaning === undefined) {
