@@ -140,6 +140,9 @@ async function startTessera(env: Record<string, string>, profileDir?: string): P
         TESSERA_PORT: String(port),
         TESSERA_HOST: "127.0.0.1",
         TESSERA_LOG_LEVEL: "warn",
+        // One key from one address at thousands a second: with the limits on, this would measure the limiter.
+        TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
       },
       port,
     }),
