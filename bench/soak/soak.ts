@@ -418,15 +418,19 @@ function printable(report: StoreReport): string {
     operationTable(report.operations),
     "",
     memoryVerdictTable(report.memory),
-    sensitivity(report),
-    throughputLine(report.throughput),
-    `store at the end: ${(sizeAtEnd.bytes / 1024 / 1024).toFixed(1)} MiB${counts}`,
-    report.seedRetries === 0
-      ? ""
-      : `seeding: ${report.seedRetries} creates answered 400 "took too long" (expression time limit) and were sent again`,
-    report.inconclusive.length === 0
-      ? ""
-      : `inconclusive, run longer to decide: ${report.inconclusive.join("; ")}`,
+    ...[
+      sensitivity(report),
+      throughputLine(report.throughput),
+      `store at the end: ${(sizeAtEnd.bytes / 1024 / 1024).toFixed(1)} MiB${counts}`,
+      ...(report.seedRetries === 0
+        ? []
+        : [
+            `seeding: ${report.seedRetries} creates answered 400 "took too long" (expression time limit) and were sent again`,
+          ]),
+      ...(report.inconclusive.length === 0
+        ? []
+        : [`inconclusive, run longer to decide: ${report.inconclusive.join("; ")}`]),
+    ].filter((line) => line.length > 0),
     report.pass ? "soak: pass" : `soak: FAIL (${report.failures.join("; ")})`,
     "",
   ].join("\n");
