@@ -76,6 +76,7 @@ describe("loadConfig", () => {
       egress: "",
       timeoutMs: 30_000,
       maxWorkers: 32,
+      workersPerReactor: 2,
       heapMiB: 128,
       rssMiB: 384,
       cgroup: "auto",
@@ -91,6 +92,7 @@ describe("loadConfig", () => {
         TESSERA_REACTOR_EGRESS: " api.stripe.com,api.adyen.com:443 ",
         TESSERA_REACTOR_TIMEOUT_MS: "5000",
         TESSERA_REACTOR_MAX_WORKERS: "4",
+        TESSERA_REACTOR_WORKERS_PER_REACTOR: "3",
         TESSERA_REACTOR_HEAP_MB: "64",
         TESSERA_REACTOR_RSS_MB: "200",
         TESSERA_REACTOR_CGROUP: " Off ",
@@ -103,6 +105,7 @@ describe("loadConfig", () => {
       egress: "api.stripe.com,api.adyen.com:443",
       timeoutMs: 5000,
       maxWorkers: 4,
+      workersPerReactor: 3,
       heapMiB: 64,
       rssMiB: 200,
       cgroup: "off",
@@ -117,11 +120,13 @@ describe("loadConfig", () => {
       problemsOf({
         TESSERA_REACTOR_TIMEOUT_MS: "10",
         TESSERA_REACTOR_MAX_WORKERS: "0",
+        TESSERA_REACTOR_WORKERS_PER_REACTOR: "65",
         TESSERA_REACTOR_CGROUP: "on",
       }),
     ).toEqual([
       "TESSERA_REACTOR_TIMEOUT_MS must be an integer from 100 to 210000",
       "TESSERA_REACTOR_MAX_WORKERS must be an integer from 1 to 1000",
+      "TESSERA_REACTOR_WORKERS_PER_REACTOR must be an integer from 1 to 64",
       "TESSERA_REACTOR_CGROUP must be auto or off",
     ]);
     expect(

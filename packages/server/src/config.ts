@@ -99,6 +99,8 @@ export interface ReactorConfig {
   readonly egress: string;
   readonly timeoutMs: number;
   readonly maxWorkers: number;
+  /** Workers one reactor version may have at once, started while its invocations queue. */
+  readonly workersPerReactor: number;
   readonly heapMiB: number;
   /** A worker's memory: polled by the watchdog, and the kernel's cgroup limit where there is one. */
   readonly rssMiB: number;
@@ -182,6 +184,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       1,
       1_000,
       "TESSERA_REACTOR_MAX_WORKERS",
+      problems,
+    ),
+    workersPerReactor: parseInteger(
+      env.TESSERA_REACTOR_WORKERS_PER_REACTOR,
+      2,
+      1,
+      64,
+      "TESSERA_REACTOR_WORKERS_PER_REACTOR",
       problems,
     ),
     heapMiB: parseInteger(env.TESSERA_REACTOR_HEAP_MB, 128, 16, 4_096, "TESSERA_REACTOR_HEAP_MB", problems),

@@ -100,6 +100,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       clock,
       audit,
       modules: config.reactors.modules,
+      retired: (reactorId) => void reactorRuntime.discard(reactorId),
     });
     const keys = createKeyRotation({ store, keyring, clock, audit });
     const reactorRuntime = createReactorRuntime(config.reactors, log);

@@ -2,11 +2,11 @@ import { TesseraClient, TesseraError, type Fetch } from "@tessera/sdk";
 import type { Principal } from "../applications/types.js";
 import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
 import type { TokenService } from "../tokens/service.js";
-import type { InternalCredentials } from "./internal-credentials.js";
+import type { InternalCredential, InternalCredentials } from "./internal-credentials.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
 import type { ThrownByReactor } from "./sandbox/frames.js";
-import type { ReactorRuntime } from "./runtime.js";
+import { reactorKey, type ReactorRuntime } from "./runtime.js";
 import type { RunnableReactor } from "./types.js";
 import { PoolExhaustedError } from "./sandbox/pool.js";
 import { ReactorLoadError, WorkerStartError } from "./sandbox/worker.js";
@@ -86,32 +86,35 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     return check.modules;
   }
 
-  /** Runs `use` with an SDK client acting as the Application, through a credential revoked afterwards. */
-  async function actingAs<T>(
-    tenantId: string,
-    applicationId: string,
-    use: (client: TesseraClient, key: string) => Promise<T>,
-  ): Promise<T> {
-    const credential = deps.credentials.issue(tenantId, applicationId);
-    try {
-      const client = new TesseraClient({
-        baseUrl: INTERNAL_BASE_URL,
-        apiKey: credential.key,
-        fetch: deps.fetch,
-        maxRetries: 0,
-      });
-      return await use(client, credential.key);
-    } finally {
-      credential.revoke();
-    }
+  /**
+   * `svc` for one invocation, acting as the reactor's Application. The credential and the client are made on
+   * the first call: most invocations make none. `end` revokes the credential, once the invocation is over.
+   */
+  function svcActingAs(tenantId: string, applicationId: string) {
+    let acting: { client: TesseraClient; credential: InternalCredential } | undefined;
+    return {
+      call(method: string, params: unknown[]): Promise<unknown> {
+        if (acting === undefined) {
+          const credential = deps.credentials.issue(tenantId, applicationId);
+          acting = { credential, client: clientFor(credential.key) };
+        }
+        return callSvc(acting.client, method, params);
+      },
+      end: () => acting?.credential.revoke(),
+    };
+  }
+
+  function clientFor(key: string): TesseraClient {
+    return new TesseraClient({ baseUrl: INTERNAL_BASE_URL, apiKey: key, fetch: deps.fetch, maxRetries: 0 });
   }
 
   /** `tokenize` output, tokenized exactly like a POST /tokenize body by its creator. */
   async function tokenizeOutput(tenantId: string, creatorId: string, body: unknown): Promise<unknown> {
-    return actingAs(tenantId, creatorId, async (_client, key) => {
+    const credential = deps.credentials.issue(tenantId, creatorId);
+    try {
       const response = await deps.fetch(`${INTERNAL_BASE_URL}/tokenize`, {
         method: "POST",
-        headers: { "SVC-API-KEY": key, "Content-Type": "application/json" },
+        headers: { "SVC-API-KEY": credential.key, "Content-Type": "application/json" },
         body: JSON.stringify(body),
       });
       const answer = await response.json();
@@ -122,7 +125,9 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
         `The reactor's tokenize output was refused: ${problem.detail ?? response.statusText}`,
         problem.errors,
       );
-    });
+    } finally {
+      credential.revoke();
+    }
   }
 
   function callSvc(client: TesseraClient, method: string, params: unknown[]): Promise<unknown> {
@@ -173,26 +178,24 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     args: unknown,
     timeoutMs: number,
   ): Promise<ReactAnswer> {
-    const key = `${reactor.id}:${reactor.version}`;
+    const key = reactorKey(reactor.id, reactor.version);
     const code = { key, code: reactor.code, modules: modulesOf(key, reactor.code) };
 
-    const run = (client: TesseraClient | undefined) =>
-      deps.runtime.invoke(code, {
-        args,
-        configuration: reactor.configuration,
-        svc: client !== undefined,
-        timeoutMs,
-        onRpc: (method, params) =>
-          client === undefined ? Promise.reject(new Error("svc is null")) : callSvc(client, method, params),
-      });
+    const svc = reactor.applicationId === null ? undefined : svcActingAs(tenantId, reactor.applicationId);
     let outcome;
     try {
-      outcome =
-        reactor.applicationId === null
-          ? await run(undefined)
-          : await actingAs(tenantId, reactor.applicationId, (client) => run(client));
+      outcome = await deps.runtime.invoke(code, {
+        args,
+        configuration: reactor.configuration,
+        svc: svc !== undefined,
+        timeoutMs,
+        onRpc: (method, params) =>
+          svc === undefined ? Promise.reject(new Error("svc is null")) : svc.call(method, params),
+      });
     } catch (error) {
       throw startFailure(error, deps.runtime.scrub);
+    } finally {
+      svc?.end();
     }
 
     switch (outcome.kind) {

@@ -13,8 +13,20 @@ const LOAD_TIMEOUT_MS = 15_000;
 const IDLE_MS = 10 * 60_000;
 const SPARES = 1;
 
+/** The pool's key for a version of a reactor: an updated reactor never meets its old code's workers. */
+export function reactorKey(id: string, version: number): string {
+  return `${id}:${version}`;
+}
+
+const isVersionOf = (key: string, id: string) => key.startsWith(`${id}:`);
+
 export interface ReactorRuntime {
   invoke(reactor: ReactorCode, invocation: Invocation): Promise<PoolOutcome>;
+  /**
+   * Stops this instance's workers of every version of a reactor (it was updated or deleted); invocations under
+   * way finish first. Other instances stop theirs when idle.
+   */
+  discard(reactorId: string): Promise<void>;
   /** Process ids of the live workers. */
   pids(): Promise<number[]>;
   /** Workers alive or starting, and how many of them are busy (metrics); zeros before the pool starts. */
@@ -54,6 +66,7 @@ export function createReactorRuntime(config: ReactorConfig, log?: Pick<Logger, "
         return (running = new ReactorPool({
           limits,
           maxWorkers: config.maxWorkers,
+          workersPerReactor: config.workersPerReactor,
           idleMs: IDLE_MS,
           spares: SPARES,
         }));
@@ -66,6 +79,10 @@ export function createReactorRuntime(config: ReactorConfig, log?: Pick<Logger, "
   const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../../../..");
   return {
     invoke: async (reactor, invocation) => (await started()).invoke(reactor, invocation),
+    discard: async (reactorId) => {
+      // A pool not started yet has no workers to stop.
+      await running?.discard((key) => isVersionOf(key, reactorId));
+    },
     pids: async () => (await (await pool?.catch(() => undefined))?.pids()) ?? [],
     workers: () => ({ size: running?.size ?? 0, busy: running?.busy ?? 0 }),
     timeoutMs: config.timeoutMs,

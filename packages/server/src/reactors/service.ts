@@ -48,6 +48,11 @@ export interface ReactorServiceDeps {
   readonly audit: AuditRecorder;
   /** The npm packages reactor code may require (TESSERA_REACTOR_MODULES); the default list when absent. */
   readonly modules?: readonly NpmModule[];
+  /**
+   * Told once an update or a delete of a reactor has committed, so that this instance stops the workers holding
+   * its old code (main.ts wires the runtime's discard; the service knows nothing of workers).
+   */
+  readonly retired?: (reactorId: string) => void;
 }
 
 /** What the log keeps of a reactor change: never the configuration's values, only which names it has. */
@@ -59,7 +64,7 @@ function reactorDetails(input: ReactorInput) {
   };
 }
 
-export function createReactorService({ db, keys, clock, audit, modules }: ReactorServiceDeps) {
+export function createReactorService({ db, keys, clock, audit, modules, retired }: ReactorServiceDeps) {
   const store = reactorStore(db);
   const applications = applicationStore(db);
 
@@ -149,6 +154,7 @@ export function createReactorService({ db, keys, clock, audit, modules }: Reacto
       }
       throw new AppError("conflict", "The reactor was changed while this patch was applied; send it again.");
     }
+    retired?.(record.id);
     return {
       ...record,
       name: changes.name,
@@ -248,6 +254,7 @@ export function createReactorService({ db, keys, clock, audit, modules }: Reacto
           throw AppError.notFound(`Reactor ${id}`);
         await audit.within(trx, [auditEntry(principal, "reactor.delete", { type: "reactor", id })]);
       });
+      retired?.(id);
     },
 
     /**

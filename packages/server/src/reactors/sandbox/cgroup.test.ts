@@ -204,7 +204,13 @@ describe.skipIf(ONCE)("reactor workers' memory", () => {
       });
 
       it("removes every worker's cgroup and the server's directory when the pool closes", async () => {
-        const pool = new ReactorPool({ limits, maxWorkers: 4, idleMs: 60_000, spares: 1 });
+        const pool = new ReactorPool({
+          limits,
+          maxWorkers: 4,
+          workersPerReactor: 1,
+          idleMs: 60_000,
+          spares: 1,
+        });
         const echo = (key: string) => ({
           key,
           code: "module.exports = async () => ({ raw: 1 });",

@@ -15,6 +15,8 @@ export interface ThrownByReactor {
 }
 
 export type WorkerFrame =
+  /** The harness has started (Deno's Node compatibility layer included) and waits for code. */
+  | { t: "ready" }
   | { t: "loaded" }
   | { t: "load-error"; error: ThrownByReactor }
   | { t: "log"; invocation: number; level: string; text: string }
@@ -39,7 +41,7 @@ export type HostFrame =
       error: { message: string; status?: number; errors?: unknown };
     };
 
-const KINDS = new Set(["loaded", "load-error", "log", "rpc", "result"]);
+const KINDS = new Set(["ready", "loaded", "load-error", "log", "rpc", "result"]);
 
 /** The frame on `line`, or undefined when the line is not one (no nonce, not JSON, unknown kind). */
 export function parseFrame(line: string, nonce: string): WorkerFrame | undefined {

@@ -7,6 +7,14 @@
 // the harness needs after the code has loaded is captured first, so that the protocol keeps working. This is
 // robustness, not a boundary: code that sets out to can still observe its own worker (its nonce, the frames of its
 // own invocations), which gains it nothing, because a worker serves one reactor, one invocation at a time.
+//
+// The first import of a `node:` module starts Deno's Node compatibility layer, which costs tens to hundreds of
+// milliseconds. Both modules the CommonJS shim hands reactor code are imported here, when the process starts, so
+// that a pool's spare pays for it before any request does; reactor code gets nothing it did not get before
+// (`Buffer` and `process` are Deno globals anyway, and the shim passed both already).
+import { Buffer } from "node:buffer";
+import process from "node:process";
+
 const { stringify, parse } = { stringify: JSON.stringify, parse: JSON.parse };
 const encoder = new TextEncoder();
 const encode = encoder.encode.bind(encoder);
@@ -205,8 +213,6 @@ async function load({ code, modules, packages }) {
     "global",
     code,
   );
-  const { Buffer } = await import("node:buffer");
-  const process = (await import("node:process")).default;
   wrapped.call(
     module.exports,
     module.exports,
@@ -279,6 +285,8 @@ async function main() {
       buffered = buffered.slice(newline + 1);
       if (nonce === undefined) {
         nonce = line;
+        // Everything above has run, the Node compatibility layer included: the worker is ready for code.
+        send({ t: "ready" });
         continue;
       }
       // Frames are handled one after the other, except an invocation, which waits on its own RPC results.

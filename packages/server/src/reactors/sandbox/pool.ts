@@ -3,8 +3,10 @@ import { ReactorWorker, type Invocation, type Outcome, type WorkerLimits } from 
 
 export interface PoolOptions {
   readonly limits: WorkerLimits;
-  /** Workers alive at once, loaded or spare. */
+  /** Workers alive at once, loaded, loading or spare. */
   readonly maxWorkers: number;
+  /** Workers one reactor version may have, started while its invocations would otherwise wait. */
+  readonly workersPerReactor: number;
   /** A loaded worker unused this long is stopped. */
   readonly idleMs: number;
   /** Workers started ahead with no code, so that a reactor's first invocation skips the process start. */
@@ -28,26 +30,53 @@ export class PoolExhaustedError extends Error {
   }
 }
 
-interface Slot {
-  worker: Promise<ReactorWorker>;
-  /** Invocations of one reactor run one after the other in its worker. */
-  queue: Promise<unknown>;
-  waiting: number;
+/** An invocation waiting for a worker of its reactor; `cold` when the worker was loaded for it. */
+interface Waiter {
+  resolve(lease: { worker: ReactorWorker; cold: boolean }): void;
+  reject(error: unknown): void;
 }
 
+/** The workers of one reactor version. Each runs one invocation at a time. */
+interface Group {
+  readonly reactor: ReactorCode;
+  /** Loaded and free, least recently used first. */
+  readonly idle: ReactorWorker[];
+  /** Running an invocation. */
+  busy: number;
+  /** Taking the code (a spare loading it, or a process starting with it). */
+  loading: number;
+  /** Invocations waiting for a worker, first come first served. */
+  readonly waiting: Waiter[];
+  /** Out of the pool (its reactor was updated or deleted, or the pool closed): no worker goes back to it. */
+  retired: boolean;
+}
+
+const workersOf = (group: Group) => group.idle.length + group.busy + group.loading;
+
 /**
- * One worker per reactor version (reactor-runtime.md: tenant code shares its realm with everything in its process,
- * so two reactors never share one). Least recently used workers make room for new ones; idle ones are stopped.
+ * Workers per reactor version (reactor-runtime.md: tenant code shares its realm with everything in its process,
+ * so two reactors, or two versions of one, never share a worker). An invocation takes a free worker of its
+ * version; when there is none it waits, and the pool starts another worker for the version while it has fewer
+ * than `workersPerReactor` and there is room (a spare, or fewer than `maxWorkers` workers): whichever worker is
+ * free first serves the longest waiting invocation. A version's first worker may also stop the least recently
+ * used idle worker of another version to make room; further ones never do. Idle workers are stopped.
  */
 export class ReactorPool {
   readonly #options: PoolOptions;
-  /** In least-recently-used order: a used slot is moved to the end. */
-  readonly #slots = new Map<string, Slot>();
+  /** By reactor version, least recently used first: a used group is moved to the end. */
+  readonly #groups = new Map<string, Group>();
   readonly #spares: Promise<ReactorWorker>[] = [];
+  /** Workers that belong to a group, loaded or loading: with the spares, what counts against maxWorkers. */
+  #assigned = 0;
+  /** Loaded workers of every group, busy or idle (for pids and close). */
+  readonly #loaded = new Set<ReactorWorker>();
+  /** Workers taking their code (for pids and close). */
+  readonly #loading = new Set<Promise<ReactorWorker>>();
   readonly #sweeper: NodeJS.Timeout;
-  /** Workers evicted or discarded and not yet gone, which close() waits for. */
+  /** Workers stopped and not yet gone, which close() waits for. */
   readonly #stopping = new Set<Promise<void>>();
   #closed = false;
+  #refill: NodeJS.Immediate | undefined;
 
   constructor(options: PoolOptions) {
     this.#options = options;
@@ -56,107 +85,235 @@ export class ReactorPool {
     this.#refillSpares();
   }
 
+  /** Workers alive or starting, loaded, loading or spare: never more than maxWorkers. */
   get size(): number {
-    return this.#slots.size + this.#spares.length;
+    return this.#assigned + this.#spares.length;
   }
 
-  /** Workers running an invocation or with invocations queued for them (for metrics). */
+  /** Workers running an invocation or taking code for one (for metrics). */
   get busy(): number {
     let busy = 0;
-    for (const slot of this.#slots.values()) if (slot.waiting > 0) busy++;
+    for (const group of this.#groups.values()) busy += group.busy + group.loading;
     return busy;
   }
 
   /** Process ids of every live worker (for tests and metrics). */
   async pids(): Promise<number[]> {
-    const workers = await Promise.allSettled([
-      ...[...this.#slots.values()].map((s) => s.worker),
-      ...this.#spares,
-    ]);
-    return workers.flatMap((w) =>
-      w.status === "fulfilled" && w.value.alive && w.value.pid ? [w.value.pid] : [],
-    );
+    const started = await Promise.allSettled([...this.#loading, ...this.#spares]);
+    const workers = [...this.#loaded, ...started.flatMap((s) => (s.status === "fulfilled" ? [s.value] : []))];
+    return workers.flatMap((w) => (w.alive && w.pid ? [w.pid] : []));
   }
 
-  /** Runs one invocation of `reactor`; a worker that dies (time, memory, crash) is replaced on the next call. */
+  /** Runs one invocation of `reactor`; a worker that dies (time, memory, crash) is replaced when needed. */
   async invoke(reactor: ReactorCode, invocation: Invocation): Promise<PoolOutcome> {
     if (this.#closed) throw new Error("the reactor pool is closed");
-    let slot = this.#slots.get(reactor.key);
-    let cold = false;
-    if (slot === undefined) {
-      this.#makeRoom();
-      slot = { worker: this.#load(reactor), queue: Promise.resolve(), waiting: 0 };
-      cold = true;
-    }
-    this.#slots.delete(reactor.key);
-    this.#slots.set(reactor.key, slot);
-    const current = slot;
-    current.waiting++;
-    const run = current.queue.then(async () => {
-      let worker = await current.worker;
-      if (!worker.alive) {
-        current.worker = this.#load(reactor);
-        worker = await current.worker;
-        cold = true;
-      }
-      return { ...(await worker.invoke(invocation)), cold };
-    });
-    current.queue = run.catch(() => undefined);
+    const group = this.#groupOf(reactor);
+    const { worker, cold } = await this.#acquire(group);
     try {
-      return await run;
-    } catch (error) {
-      // A worker that never loaded is not kept: the next call starts afresh.
-      if (this.#slots.get(reactor.key) === current) this.#slots.delete(reactor.key);
-      throw error;
+      return { ...(await worker.invoke(invocation)), cold };
     } finally {
-      current.waiting--;
+      this.#release(group, worker);
     }
   }
 
-  /** Stops the worker of a reactor version (after an update or delete). */
-  async discard(key: string): Promise<void> {
-    const slot = this.#slots.get(key);
-    if (slot === undefined) return;
-    this.#slots.delete(key);
-    const worker = await slot.worker.catch(() => undefined);
-    if (worker !== undefined) await this.#stop(worker);
+  /**
+   * Stops the workers of the reactor versions `matches` picks (after an update or a delete). Invocations already
+   * running or waiting finish on them first.
+   */
+  async discard(matches: (key: string) => boolean): Promise<void> {
+    const stopped: Promise<void>[] = [];
+    for (const [key, group] of this.#groups) {
+      if (!matches(key)) continue;
+      this.#groups.delete(key);
+      group.retired = true;
+      for (const worker of group.idle.splice(0)) stopped.push(this.#drop(worker));
+    }
+    this.#refillSoon();
+    await Promise.all(stopped);
   }
 
   /** Stops every worker and waits until they are gone and their memory cgroups removed. */
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#sweeper);
-    const all = [...[...this.#slots.values()].map((s) => s.worker), ...this.#spares];
-    this.#slots.clear();
-    this.#spares.length = 0;
-    const settled = await Promise.allSettled(all);
+    clearImmediate(this.#refill);
+    for (const group of this.#groups.values()) {
+      group.retired = true;
+      for (const waiter of group.waiting.splice(0)) waiter.reject(new Error("the reactor pool is closed"));
+    }
+    this.#groups.clear();
+    const spares = this.#spares.splice(0);
+    // A worker that finishes loading now meets a retired group and is stopped there.
+    await Promise.allSettled([...this.#loading]);
+    const settled = await Promise.allSettled(spares);
     await Promise.all([
       ...settled.map((s) => (s.status === "fulfilled" ? s.value.stop() : undefined)),
+      ...[...this.#loaded].map((worker) => worker.stop()),
       ...this.#stopping,
     ]);
     const { cgroup } = this.#options.limits;
     if (cgroup.kind !== "none") await removeServerCgroup(cgroup);
   }
 
-  #stop(worker: ReactorWorker): Promise<void> {
+  #groupOf(reactor: ReactorCode): Group {
+    let group = this.#groups.get(reactor.key);
+    if (group === undefined) {
+      group = { reactor, idle: [], busy: 0, loading: 0, waiting: [], retired: false };
+    } else this.#groups.delete(reactor.key);
+    this.#groups.set(reactor.key, group);
+    return group;
+  }
+
+  #acquire(group: Group): Promise<{ worker: ReactorWorker; cold: boolean }> {
+    for (let worker = group.idle.pop(); worker !== undefined; worker = group.idle.pop()) {
+      if (worker.alive) {
+        group.busy++;
+        return Promise.resolve({ worker, cold: false });
+      }
+      void this.#drop(worker);
+    }
+    return new Promise((resolve, reject) => {
+      group.waiting.push({ resolve, reject });
+      this.#grow(group);
+    });
+  }
+
+  /**
+   * Starts workers for `group` while invocations wait that no loading worker is meant for, within the limits.
+   * A group left with no worker for its waiting invocations fails them: the pool is full of busy workers.
+   */
+  #grow(group: Group): void {
+    while (
+      group.waiting.length > group.loading &&
+      workersOf(group) < this.#options.workersPerReactor &&
+      this.#makeRoom(workersOf(group) === 0)
+    ) {
+      this.#startWorker(group);
+    }
+    if (workersOf(group) === 0 && group.waiting.length > 0) {
+      this.#fail(group, this.#closed ? new Error("the reactor pool is closed") : new PoolExhaustedError());
+    }
+  }
+
+  /**
+   * Whether one more worker fits: a spare can be taken, or the pool is below its maximum, or (`evict`) the least
+   * recently used idle worker of another version could be stopped for it.
+   */
+  #makeRoom(evict: boolean): boolean {
+    if (this.#closed) return false;
+    if (this.#spares.length > 0 || this.size < this.#options.maxWorkers) return true;
+    if (!evict) return false;
+    for (const [key, group] of this.#groups) {
+      const worker = group.idle.shift();
+      if (worker === undefined) continue;
+      void this.#drop(worker);
+      this.#forgetIfEmpty(key, group);
+      return true;
+    }
+    return false;
+  }
+
+  /** Counted from now on; the spare, or a new process, takes the code. */
+  #startWorker(group: Group): void {
+    const { limits } = this.#options;
+    const { code, modules } = group.reactor;
+    const start = () => ReactorWorker.start(limits, code, modules);
+    const spare = this.#spares.shift();
+    this.#assigned++;
+    group.loading++;
+    const loading =
+      spare === undefined
+        ? start()
+        : spare.then(
+            async (worker) => {
+              if (!worker.alive) return start();
+              await worker.load(code, modules);
+              return worker;
+            },
+            () => start(),
+          );
+    this.#loading.add(loading);
+    loading.then(
+      (worker) => {
+        this.#loading.delete(loading);
+        group.loading--;
+        this.#loaded.add(worker);
+        // The invocation that takes it starts the next spare when it is over (#release).
+        if (!this.#serve(group, worker, true)) this.#refillSoon();
+      },
+      (error: unknown) => {
+        this.#loading.delete(loading);
+        group.loading--;
+        // The worker is already stopped (load() stops a worker whose code failed).
+        this.#assigned--;
+        // Others of the group serve the waiting invocations; with none, they get the error: the same code
+        // would most likely fail the same way again.
+        if (workersOf(group) === 0) this.#fail(group, error);
+        this.#refillSoon();
+      },
+    );
+  }
+
+  /**
+   * A worker free for `group`: the longest waiting invocation takes it (answers true), else it waits in the
+   * group.
+   */
+  #serve(group: Group, worker: ReactorWorker, cold: boolean): boolean {
+    if (!worker.alive) {
+      void this.#drop(worker);
+      this.#grow(group);
+      return false;
+    }
+    const waiter = group.waiting.shift();
+    if (waiter !== undefined) {
+      group.busy++;
+      waiter.resolve({ worker, cold });
+      return true;
+    }
+    if (group.retired) void this.#drop(worker);
+    else group.idle.push(worker);
+    return false;
+  }
+
+  #release(group: Group, worker: ReactorWorker): void {
+    group.busy--;
+    this.#serve(group, worker, false);
+    this.#refillSoon();
+  }
+
+  /** Fails every invocation waiting in `group` and forgets the group if nothing is left in it. */
+  #fail(group: Group, error: unknown): void {
+    for (const waiter of group.waiting.splice(0)) waiter.reject(error);
+    this.#forgetIfEmpty(group.reactor.key, group);
+  }
+
+  #forgetIfEmpty(key: string, group: Group): void {
+    if (workersOf(group) === 0 && group.waiting.length === 0 && this.#groups.get(key) === group) {
+      this.#groups.delete(key);
+    }
+  }
+
+  /** Takes a loaded worker out of the pool and stops it. */
+  #drop(worker: ReactorWorker): Promise<void> {
+    if (!this.#loaded.delete(worker)) return Promise.resolve();
+    this.#assigned--;
     const stopped = worker.stop();
     this.#stopping.add(stopped);
     void stopped.then(() => this.#stopping.delete(stopped));
     return stopped;
   }
 
-  #load(reactor: ReactorCode): Promise<ReactorWorker> {
-    const spare = this.#spares.shift();
-    this.#refillSpares();
-    if (spare === undefined) return ReactorWorker.start(this.#options.limits, reactor.code, reactor.modules);
-    return spare.then(
-      async (worker) => {
-        if (!worker.alive) return ReactorWorker.start(this.#options.limits, reactor.code, reactor.modules);
-        await worker.load(reactor.code, reactor.modules);
-        return worker;
-      },
-      () => ReactorWorker.start(this.#options.limits, reactor.code, reactor.modules),
-    );
+  /**
+   * Refills the spares once the current callbacks are done: starting a process blocks the server's event loop
+   * (fork() copies the server's page tables: 15–130 ms here, growing with the server's memory), so it waits until
+   * the invocation that took a spare has been answered.
+   */
+  #refillSoon(): void {
+    if (this.#refill !== undefined || this.#closed) return;
+    this.#refill = setImmediate(() => {
+      this.#refill = undefined;
+      this.#refillSpares();
+    });
   }
 
   #refillSpares(): void {
@@ -174,36 +331,16 @@ export class ReactorPool {
     }
   }
 
-  /** Stops the least recently used idle worker when the pool is full; refuses when every worker is busy. */
-  #makeRoom(): void {
-    if (this.#slots.size + this.#spares.length < this.#options.maxWorkers) return;
-    if (this.#spares.length > 0) return;
-    for (const [key, slot] of this.#slots) {
-      if (slot.waiting === 0) {
-        this.#slots.delete(key);
-        void slot.worker.then(
-          (w) => this.#stop(w),
-          () => undefined,
-        );
-        return;
-      }
-    }
-    throw new PoolExhaustedError();
-  }
-
   #evictIdle(): void {
     const cutoff = Date.now() - this.#options.idleMs;
-    for (const [key, slot] of this.#slots) {
-      if (slot.waiting > 0) continue;
-      void slot.worker.then(
-        (worker) => {
-          if (worker.lastUsed < cutoff && !worker.busy && this.#slots.get(key) === slot) {
-            this.#slots.delete(key);
-            void this.#stop(worker);
-          }
-        },
-        () => undefined,
-      );
+    for (const [key, group] of this.#groups) {
+      for (const worker of [...group.idle]) {
+        if (worker.alive && worker.lastUsed >= cutoff) continue;
+        group.idle.splice(group.idle.indexOf(worker), 1);
+        void this.#drop(worker);
+      }
+      this.#forgetIfEmpty(key, group);
     }
+    this.#refillSoon();
   }
 }

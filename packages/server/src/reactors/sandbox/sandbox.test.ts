@@ -73,7 +73,7 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
       logBytes: 16 * 1024,
       loadTimeoutMs: 15_000,
     });
-    pool = new ReactorPool({ limits, maxWorkers: 12, idleMs: 60_000, spares: 1 });
+    pool = new ReactorPool({ limits, maxWorkers: 12, workersPerReactor: 2, idleMs: 60_000, spares: 1 });
     // Stands for an internal service on the host: no reactor may ever reach it.
     target = http.createServer((_req, res) => {
       targetHits++;

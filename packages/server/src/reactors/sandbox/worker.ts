@@ -132,19 +132,35 @@ export class ReactorWorker {
     if (this.#dead === undefined) this.#write(this.#nonce);
   }
 
-  /** Starts a worker with no code yet (a pool's spare). */
+  /**
+   * Starts a worker with no code yet (a pool's spare). Resolves once the harness says it is ready, Deno's Node
+   * compatibility layer loaded: the load of a reactor's code into it then costs little more than compiling it.
+   */
   static async spawn(limits: WorkerLimits): Promise<ReactorWorker> {
     const worker = new ReactorWorker(limits);
-    await new Promise<void>((resolve, reject) => {
-      worker.#child.once("spawn", resolve);
-      worker.#child.once("error", reject);
+    const failure = await worker.#watch<WorkerStartError | undefined>(limits.loadTimeoutMs, (settle) => {
+      worker.#onFrame = (frame) => {
+        if (frame.t === "ready") settle(undefined);
+      };
+      return {
+        timeout: () => new WorkerStartError("the worker took too long to start"),
+        death: (reason) => new WorkerStartError(reason),
+      };
     });
+    worker.#onFrame = undefined;
+    if (failure !== undefined) {
+      await worker.stop();
+      throw failure;
+    }
     return worker;
   }
 
-  /** Starts a worker and loads `code` in it; rejects with ReactorLoadError when the code itself fails. */
+  /**
+   * Starts a worker and loads `code` in it, sending the code without waiting for the harness to be ready (it
+   * reads frames in order); rejects with ReactorLoadError when the code itself fails.
+   */
   static async start(limits: WorkerLimits, code: string, modules: readonly string[]): Promise<ReactorWorker> {
-    const worker = await ReactorWorker.spawn(limits);
+    const worker = new ReactorWorker(limits);
     await worker.load(code, modules);
     return worker;
   }
@@ -203,6 +219,7 @@ export class ReactorWorker {
               if (frame.invocation === id)
                 this.#answer(frame.call, invocation.onRpc(frame.method, frame.params));
               return;
+            case "ready":
             case "loaded":
             case "load-error":
               return;
