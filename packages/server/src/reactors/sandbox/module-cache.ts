@@ -62,6 +62,8 @@ export function isInstallCacheCurrent(request: InstallCacheRequest): boolean {
 /**
  * `deno cache` of every package into a fresh Deno directory that replaces the old cache once complete, so a
  * failed or interrupted install never leaves a half cache that looks whole. Deno runs no install scripts.
+ * The cache is made readable by everyone: Deno keeps the modes of the packages' tarballs, some of which hold
+ * 0640 files, and a server running as another user than the installer copies it (prepareWorkerModules).
  */
 export async function buildInstallCache(request: InstallCacheRequest): Promise<void> {
   const building = `${request.cacheDir}.tmp-${process.pid}`;
@@ -75,6 +77,7 @@ export async function buildInstallCache(request: InstallCacheRequest): Promise<v
       modules: request.modules.map(idOf),
     };
     writeFileSync(path.join(building, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    await makeReadable(building);
     rmSync(request.cacheDir, { recursive: true, force: true });
     renameSync(building, request.cacheDir);
   } finally {
@@ -164,11 +167,17 @@ export async function prepareWorkerModules(
   };
 }
 
-/** Readable by everyone, writable by the owner only, whatever umask the install ran under. */
+/**
+ * `chmod -R a+rX,go-w,ugo-st`: readable by everyone (directories searchable, executables executable by all),
+ * writable by the owner only, whatever umask the install ran under and whatever modes the tarballs had.
+ */
 async function makeReadable(target: string): Promise<void> {
   const stat = await lstat(target);
   if (stat.isSymbolicLink()) return;
-  if (!stat.isDirectory()) return chmod(target, 0o644);
-  await chmod(target, 0o755);
-  for (const entry of await readdir(target)) await makeReadable(path.join(target, entry));
+  const mode = stat.mode & 0o777;
+  const readable = stat.isDirectory() || (mode & 0o111) !== 0 ? 0o555 : 0o444;
+  await chmod(target, (mode | readable) & ~0o022);
+  if (stat.isDirectory()) {
+    for (const entry of await readdir(target)) await makeReadable(path.join(target, entry));
+  }
 }
