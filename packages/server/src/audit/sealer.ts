@@ -50,11 +50,12 @@ export async function sealAuditLog(
           const audit = auditStore(trx);
           const batch = await audit.unsealed(tenantId, BATCH);
           let { seq, hash } = (await audit.head(tenantId)) ?? { seq: 0, hash: GENESIS };
-          for (const record of batch) {
+          const links = batch.map((record) => {
             seq += 1;
             hash = linkHash(key, hash, record, seq);
-            await audit.seal(record.id, seq, hash);
-          }
+            return { id: record.id, seq, hash };
+          });
+          await audit.seal(links);
           return batch.length;
         },
         { lock: `tessera:audit:${tenantId}` },

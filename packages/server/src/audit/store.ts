@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { CompiledQuery, type Selectable } from "kysely";
 import type { Executor } from "../storage/database.js";
 import type { AuditLogTable } from "../storage/schema.js";
 import type { AuditRecord } from "./types.js";
@@ -97,13 +97,17 @@ export function auditStore(db: Executor) {
       return rows.map(fromRow);
     },
 
-    async seal(id: string, seq: number, hash: string): Promise<void> {
-      await db
+    /** Seals rows in order; one statement, compiled once, with new values for each row. */
+    async seal(rows: readonly { id: string; seq: number; hash: string }[]): Promise<void> {
+      const statement = db
         .updateTable("audit_log")
-        .set({ seq, hash })
-        .where("id", "=", id)
+        .set({ seq: 0, hash: "" })
+        .where("id", "=", "")
         .where("seq", "is", null)
-        .execute();
+        .compile();
+      for (const row of rows) {
+        await db.executeQuery(CompiledQuery.raw(statement.sql, [row.seq, row.hash, row.id]));
+      }
     },
 
     /** Sealed rows after `afterSeq`, in chain order: what verification walks. */
