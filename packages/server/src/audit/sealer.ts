@@ -53,7 +53,7 @@ export async function sealAuditLog(
           const links = batch.map((record) => {
             seq += 1;
             hash = linkHash(key, hash, record, seq);
-            return { id: record.id, seq, hash };
+            return { record, seq, hash };
           });
           await audit.seal(links);
           return batch.length;

@@ -83,14 +83,13 @@ export function auditStore(db: Executor) {
       return row?.seq == null || row.hash === null ? undefined : { seq: Number(row.seq), hash: row.hash };
     },
 
-    /** Rows still to seal, in the order they happened. */
+    /** Rows still to seal, in the order they happened: ids are UUIDv7, increasing within an instance. */
     async unsealed(tenantId: string, limit: number): Promise<AuditRecord[]> {
       const rows = await db
         .selectFrom("audit_log")
         .selectAll()
         .where("tenant_id", "=", tenantId)
         .where("seq", "is", null)
-        .orderBy("occurred_at")
         .orderBy("id")
         .limit(limit)
         .execute();
@@ -98,15 +97,20 @@ export function auditStore(db: Executor) {
     },
 
     /** Seals rows in order; one statement, compiled once, with new values for each row. */
-    async seal(rows: readonly { id: string; seq: number; hash: string }[]): Promise<void> {
+    async seal(rows: readonly { record: AuditRecord; seq: number; hash: string }[]): Promise<void> {
+      // The row's whole key, so that the update finds it in the table itself (migration 0009).
       const statement = db
         .updateTable("audit_log")
         .set({ seq: 0, hash: "" })
+        .where("tenant_id", "=", "")
+        .where("occurred_at", "=", "")
         .where("id", "=", "")
         .where("seq", "is", null)
         .compile();
-      for (const row of rows) {
-        await db.executeQuery(CompiledQuery.raw(statement.sql, [row.seq, row.hash, row.id]));
+      for (const { record, seq, hash } of rows) {
+        await db.executeQuery(
+          CompiledQuery.raw(statement.sql, [seq, hash, record.tenantId, record.occurredAt, record.id]),
+        );
       }
     },
 

@@ -12,6 +12,11 @@ import { migrateToLatest } from "./migrate.js";
 import * as m0001 from "./migrations/0001-initial.js";
 import * as m0002 from "./migrations/0002-tokens.js";
 import * as m0003 from "./migrations/0003-search-index.js";
+import * as m0004 from "./migrations/0004-reactors.js";
+import * as m0005 from "./migrations/0005-reactor-invocations.js";
+import * as m0006 from "./migrations/0006-audit-log.js";
+import * as m0007 from "./migrations/0007-idempotency-keys.js";
+import * as m0008 from "./migrations/0008-token-generation.js";
 
 /** A store left at 0002 with tokens in the old index tables, then brought up to date. */
 describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
@@ -98,6 +103,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0006-audit-log",
       "0007-idempotency-keys",
       "0008-token-generation",
+      "0009-audit-log-layout",
     ]);
   });
   afterAll(async () => {
@@ -218,6 +224,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0006-audit-log",
       "0007-idempotency-keys",
       "0008-token-generation",
+      "0009-audit-log-layout",
     ]);
   });
   afterAll(async () => {
@@ -250,5 +257,97 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
   it("deletes a tenant's reactors with the tenant", async () => {
     await store.db.deleteFrom("tenants").where("id", "=", tenant).execute();
     expect(await store.db.selectFrom("reactors").selectAll().execute()).toEqual([]);
+  });
+});
+
+/** A store left at 0008 with sealed and unsealed audit rows, then given 0009's layout. */
+describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
+  let database: TestDatabase;
+  let store: Store;
+  const tenant = "0192aaaa-0000-7000-8000-000000000004";
+  const row = (id: string, occurredAt: string, seq: number | null, entityId: string | null) => ({
+    id,
+    tenant_id: tenant,
+    occurred_at: occurredAt,
+    actor_id: "app-a",
+    action: entityId === null ? "token.search" : "token.read",
+    entity_type: "token",
+    entity_id: entityId,
+    rule: null,
+    details: entityId === null ? '{"query":"type:?"}' : null,
+    request_id: `req-${id}`,
+    seq,
+    hash: seq === null ? null : `hash-${seq}`,
+  });
+  const rows = [
+    row("a1", "2026-01-01T00:00:00.000Z", 1, "tok-1"),
+    row("a2", "2026-01-01T00:00:01.000Z", 2, null),
+    row("a3", "2026-01-01T00:00:02.000Z", null, "tok-2"),
+    row("a4", "2026-01-01T00:00:02.000Z", null, null),
+  ];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    const old: Record<string, Migration> = {
+      "0001-initial": m0001,
+      "0002-tokens": m0002,
+      "0003-search-index": m0003,
+      "0004-reactors": m0004,
+      "0005-reactor-invocations": m0005,
+      "0006-audit-log": m0006,
+      "0007-idempotency-keys": m0007,
+      "0008-token-generation": m0008,
+    };
+    const { error } = await new Migrator({
+      db: store.db,
+      provider: { getMigrations: () => Promise.resolve(old) },
+    }).migrateToLatest();
+    expect(error).toBeUndefined();
+    await store.db
+      .insertInto("tenants")
+      .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
+      .execute();
+    await store.db.insertInto("audit_log").values(rows).execute();
+    expect(await migrateToLatest(store)).toEqual(["0009-audit-log-layout"]);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it("carries every row over unchanged", async () => {
+    const after = await store.db.selectFrom("audit_log").selectAll().orderBy("id").execute();
+    expect(after.map((r) => ({ ...r, seq: r.seq === null ? null : Number(r.seq) }))).toEqual(rows);
+  });
+
+  it("keeps a sealed number unique within the tenant, leaving unsealed rows out of the chain", async () => {
+    await expect(
+      store.db
+        .insertInto("audit_log")
+        .values(row("a5", "2026-01-01T00:00:03.000Z", 2, null))
+        .execute(),
+    ).rejects.toThrow();
+    await store.db
+      .insertInto("audit_log")
+      .values(row("a5", "2026-01-01T00:00:03.000Z", null, null))
+      .execute();
+    expect(
+      await store.db.selectFrom("audit_log").select("id").where("seq", "is", null).orderBy("id").execute(),
+    ).toEqual([{ id: "a3" }, { id: "a4" }, { id: "a5" }]);
+  });
+
+  it("keys rows by tenant, time and id", async () => {
+    await expect(
+      store.db
+        .insertInto("audit_log")
+        .values(row("a1", "2026-01-01T00:00:00.000Z", null, null))
+        .execute(),
+    ).rejects.toThrow();
+  });
+
+  it("deletes a tenant's rows with the tenant", async () => {
+    await store.db.deleteFrom("tenants").where("id", "=", tenant).execute();
+    expect(await store.db.selectFrom("audit_log").selectAll().execute()).toEqual([]);
   });
 });
