@@ -96,6 +96,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     });
     const reactors = createReactorService({
       db: store.db,
+      reads: store,
       keys: tenantKeys,
       clock,
       audit,

@@ -140,12 +140,20 @@ function registerConcurrency(api: FastifyInstance, config: LimitsConfig): void {
   });
 }
 
-/** Aborts when the client goes away before the answer is sent, so that nobody waits for it in a queue. */
+/**
+ * Aborts when the client goes away before the answer is sent, so that nobody waits for it in a queue. `close`
+ * also comes after every answer that was sent, when nothing waits any more: aborting then would only build an
+ * AbortError with its stack trace on every request.
+ */
 function goneSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
-  reply.raw.once("close", () => controller.abort());
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) controller.abort(CLIENT_GONE);
+  });
   return controller.signal;
 }
+
+const CLIENT_GONE = new Error("the client closed the connection before the answer was sent");
 
 /** Fastify's `trustProxy` option from the configuration (docs/limits.md#behind-a-proxy). */
 export function trustProxyOption(

@@ -7,7 +7,7 @@ import { uuidv7 } from "../crypto/uuid-v7.js";
 import { mergePatch } from "../json/merge-patch.js";
 import { AppError, addError, textProblem, type FieldErrors } from "../server/errors.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import type { Executor } from "../storage/database.js";
+import type { Executor, Reads } from "../storage/database.js";
 import type { TenantKeys } from "../tenants/keys.js";
 import { checkReactorCode, type CodeProblem } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
@@ -43,6 +43,8 @@ export interface CreatedReactor {
 
 export interface ReactorServiceDeps {
   readonly db: Executor;
+  /** Where the lookups of a react go (the store's reader connection on SQLite); through `db` when absent. */
+  readonly reads?: Pick<Reads, "readOne">;
   readonly keys: TenantKeys;
   readonly clock: Clock;
   readonly audit: AuditRecorder;
@@ -64,8 +66,16 @@ function reactorDetails(input: ReactorInput) {
   };
 }
 
-export function createReactorService({ db, keys, clock, audit, modules, retired }: ReactorServiceDeps) {
-  const store = reactorStore(db);
+export function createReactorService({
+  db,
+  reads,
+  keys,
+  clock,
+  audit,
+  modules,
+  retired,
+}: ReactorServiceDeps) {
+  const store = reactorStore(db, reads);
   const applications = applicationStore(db);
 
   async function open({ record, sealed }: StoredReactor): Promise<Reactor> {

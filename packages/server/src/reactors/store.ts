@@ -1,6 +1,6 @@
-import { sql, type Selectable } from "kysely";
+import { CompiledQuery, sql, type Selectable } from "kysely";
 import { foldCase } from "../crypto/blind-index.js";
-import type { Executor } from "../storage/database.js";
+import { readsThrough, type Executor, type Reads } from "../storage/database.js";
 import type { ReactorsTable } from "../storage/schema.js";
 import type { ReactorRecord, SealedConfiguration } from "./types.js";
 
@@ -57,8 +57,12 @@ export function namePattern(filter: string): string {
   return filter.includes("*") ? escaped.replace(/\*/g, "%") : `%${escaped}%`;
 }
 
-/** Every query is scoped by tenant (DESIGN §5.4). */
-export function reactorStore(db: Executor) {
+/**
+ * Every query is scoped by tenant (DESIGN §5.4). `reads` serves the lookup every react makes (the store's reader
+ * connection on SQLite); inside a transaction it is the transaction itself.
+ */
+export function reactorStore(db: Executor, { readOne }: Pick<Reads, "readOne"> = readsThrough(db)) {
+  let byId: CompiledQuery | undefined;
   return {
     async insert(record: ReactorRecord, sealed: SealedConfiguration): Promise<void> {
       await db
@@ -82,12 +86,13 @@ export function reactorStore(db: Executor) {
     },
 
     async findById(tenantId: string, id: string): Promise<StoredReactor | undefined> {
-      const row = await db
+      byId ??= db
         .selectFrom("reactors")
         .selectAll()
-        .where("tenant_id", "=", tenantId)
-        .where("id", "=", id)
-        .executeTakeFirst();
+        .where("tenant_id", "=", "")
+        .where("id", "=", "")
+        .compile();
+      const row = await readOne<Row>(CompiledQuery.raw(byId.sql, [tenantId, id]));
       return row && fromRow(row);
     },
 

@@ -183,6 +183,21 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
       .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", "")]))
       .compile();
 
+  // Detokenization and every react run this: one statement per number of ids (at most 100, the API's limit).
+  const byIds = new Map<number, CompiledQuery>();
+  const compileByIds = (count: number) =>
+    db
+      .selectFrom("tokens")
+      .selectAll()
+      .where("tenant_id", "=", "")
+      .where(
+        "id",
+        "in",
+        Array.from({ length: count }, () => ""),
+      )
+      .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", "")]))
+      .compile();
+
   // Creates run these on every request: compiled once per store from `db`, executed on whichever executor
   // (the database or a transaction) the call is given. The index rows repeat the token's created_at, type and
   // expiry in this order (see storage/schema.ts IndexedTokenColumns).
@@ -267,13 +282,12 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
 
     async findManyByIds(tenantId: string, ids: readonly string[], now: string): Promise<StoredToken[]> {
       if (ids.length === 0) return [];
-      const rows = await db
-        .selectFrom("tokens")
-        .selectAll()
-        .where("tenant_id", "=", tenantId)
-        .where("id", "in", ids)
-        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
-        .execute();
+      let statement = byIds.get(ids.length);
+      if (statement === undefined) {
+        statement = compileByIds(ids.length);
+        byIds.set(ids.length, statement);
+      }
+      const rows = await readAll<Row>(CompiledQuery.raw(statement.sql, [tenantId, ...ids, now]));
       return rows.map(fromRow);
     },
 
