@@ -289,6 +289,38 @@ describe.skipIf(STORE_UNAVAILABLE)("bounded concurrency over HTTP", () => {
     expect((await server.request("POST", path, { key, body: { args: {} } })).status).toBe(200);
   });
 
+  it("gives a queued react's place back when its client goes away", async () => {
+    const created = await server.request("POST", "/reactors", {
+      body: {
+        name: "slower",
+        code: "module.exports = async () => { await new Promise((r) => setTimeout(r, 2500)); return { raw: 'done' }; };",
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const path = `/reactors/${created.body.id}/react`;
+    const { key } = await application(server, ["token:use"]);
+    const react = () => server.request("POST", path, { key, body: { args: {} } });
+    const running = [react(), react()];
+    await sleep(300);
+    // The queue's one place, taken by a client that leaves.
+    const leaving = new AbortController();
+    const left = fetch(server.url + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", "svc-api-key": key },
+      body: JSON.stringify({ args: {} }),
+      signal: leaving.signal,
+    }).catch((error: unknown) => error);
+    await sleep(300);
+    leaving.abort();
+    expect(await left).toBeInstanceOf(Error);
+    await sleep(100);
+    // Queued in its place rather than refused: it runs once a slot frees.
+    const queued = await react();
+    expect(queued.status, queued.text).toBe(200);
+    expect(queued.body).toEqual({ raw: "done" });
+    expect((await Promise.all(running)).map((a) => a.status)).toEqual([200, 200]);
+  });
+
   // A search holds its slot only while it runs; on PostgreSQL a table lock keeps one running for as long as
   // the test needs. (SQLite's reads are synchronous: a blocked one would stop the whole process.)
   it.skipIf(STORE !== "postgres")("runs one search, queues one and answers 503 to the rest", async () => {
