@@ -1,4 +1,4 @@
-import { Migrator, sql, type Kysely, type Migration } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config.js";
 import {
@@ -8,15 +8,7 @@ import {
   type TestDatabase,
 } from "../../test/harness.js";
 import { openStore, type Store } from "./database.js";
-import { migrateToLatest } from "./migrate.js";
-import * as m0001 from "./migrations/0001-initial.js";
-import * as m0002 from "./migrations/0002-tokens.js";
-import * as m0003 from "./migrations/0003-search-index.js";
-import * as m0004 from "./migrations/0004-reactors.js";
-import * as m0005 from "./migrations/0005-reactor-invocations.js";
-import * as m0006 from "./migrations/0006-audit-log.js";
-import * as m0007 from "./migrations/0007-idempotency-keys.js";
-import * as m0008 from "./migrations/0008-token-generation.js";
+import { migrateThrough, migrateToLatest } from "./migrate.js";
 
 /** A store left at 0002 with tokens in the old index tables, then brought up to date. */
 describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
@@ -52,13 +44,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
-    const old: Record<string, Migration> = { "0001-initial": m0001, "0002-tokens": m0002 };
-    const migrator = new Migrator({
-      db: store.db,
-      provider: { getMigrations: () => Promise.resolve(old) },
-    });
-    const { error } = await migrator.migrateToLatest();
-    expect(error).toBeUndefined();
+    await migrateThrough(store, "0002-tokens");
     // The 0002 tables are gone from the current schema type; this test speaks to them untyped.
     const db = store.db as unknown as Kysely<any>;
     await db
@@ -200,16 +186,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
-    const old: Record<string, Migration> = {
-      "0001-initial": m0001,
-      "0002-tokens": m0002,
-      "0003-search-index": m0003,
-    };
-    const { error } = await new Migrator({
-      db: store.db,
-      provider: { getMigrations: () => Promise.resolve(old) },
-    }).migrateToLatest();
-    expect(error).toBeUndefined();
+    await migrateThrough(store, "0003-search-index");
     await store.db
       .insertInto("tenants")
       .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
@@ -289,21 +266,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
-    const old: Record<string, Migration> = {
-      "0001-initial": m0001,
-      "0002-tokens": m0002,
-      "0003-search-index": m0003,
-      "0004-reactors": m0004,
-      "0005-reactor-invocations": m0005,
-      "0006-audit-log": m0006,
-      "0007-idempotency-keys": m0007,
-      "0008-token-generation": m0008,
-    };
-    const { error } = await new Migrator({
-      db: store.db,
-      provider: { getMigrations: () => Promise.resolve(old) },
-    }).migrateToLatest();
-    expect(error).toBeUndefined();
+    await migrateThrough(store, "0008-token-generation");
     await store.db
       .insertInto("tenants")
       .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
