@@ -249,7 +249,7 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     expect(again).toMatchObject({ kind: "timed-out", cold: true });
   });
 
-  it("ends a heap bomb and a 1.5 GB allocation as crashes, and the reactor works again afterwards", async () => {
+  it("ends a heap bomb, a 1.5 GB allocation and a written 2 GB Buffer.alloc as crashes, and the reactor works again afterwards", async () => {
     const bomb = reactor(`module.exports = async ({ args }) => {
       if (args.ok) return { raw: "fine" };
       const hoard = [];
@@ -268,6 +268,17 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     );
     expect(buffer).toMatchObject({ kind: "crashed" });
     if (buffer.kind === "crashed") expect(buffer.reason).toMatch(/more than 192 MiB|ran out of memory/);
+
+    // Node's Buffer.alloc of 2 GB: zero-filled memory comes from the kernel untouched, so it costs nothing
+    // until it is written (and returns), and the watchdog ends the worker as soon as it is.
+    const twoGb = (fill: boolean) =>
+      reactor(
+        `module.exports = async () => { const b = Buffer.alloc(2 * 2 ** 30); ${fill ? "b.fill(1); " : ""}return { raw: b.length }; };`,
+      );
+    expect(raw(await pool.invoke(twoGb(false), invocation({}, { timeoutMs: 20_000 })))).toBe(2 * 2 ** 30);
+    const filled = await pool.invoke(twoGb(true), invocation({}, { timeoutMs: 20_000 }));
+    expect(filled).toMatchObject({ kind: "crashed" });
+    if (filled.kind === "crashed") expect(filled.reason).toMatch(/more than 192 MiB|ran out of memory/);
   });
 
   it("caps captured logs and refuses a result over the frame limit", async () => {
