@@ -107,9 +107,10 @@ export const scenarios: readonly Scenario[] = [
   {
     // Authentication, loading the reactor (its configuration decrypted), detokenizing two tokens under token:use
     // (lookups, access decisions, AES-GCM), the round trip through the pipes of the reactor's warm Deno worker,
-    // and the answer. One reactor has one worker, which runs one invocation at a time, so the 10 connections
-    // queue on it: the req/s is what one warm worker serves. The target is the p50 against a plain token
-    // read by the same caller, measured in the same rounds; there is no ratio target, the ratio is shown.
+    // and the answer. A reactor gets up to TESSERA_REACTOR_WORKERS_PER_REACTOR workers (default 2), each running
+    // one invocation at a time, so the 10 connections queue on them and on the server. The target is the
+    // p50 against a plain token read by the same caller, measured in the same rounds; there is no ratio target,
+    // the ratio is shown.
     name: "POST /reactors/{id}/react (warm)",
     ceiling: "http",
     reference: { name: "GET /tokens/{id}", maxP50AboveMs: 3 },

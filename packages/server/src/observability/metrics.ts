@@ -73,7 +73,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
   new Gauge({
     name: "tessera_reactor_workers_busy",
-    help: "Reactor workers running an invocation or with invocations queued for them.",
+    help: "Reactor workers running an invocation or loading a reactor's code for one.",
     registers: [registry],
     collect() {
       this.set(pool().busy);
