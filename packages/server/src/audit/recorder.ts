@@ -1,8 +1,9 @@
-import { CompiledQuery } from "kysely";
+import type { CompiledQuery } from "kysely";
 import type { Clock } from "../clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { AppError } from "../server/errors.js";
 import { runThrough, type Executor, type RunWrite, type Store } from "../storage/database.js";
+import { auditInsert } from "./store.js";
 import type { AuditEntry } from "./types.js";
 
 /**
@@ -25,28 +26,11 @@ export function createAuditRecorder(deps: {
   clock: Clock;
 }): AuditRecorder {
   // Every request writes one: compiled once, then only the values change (as the token inserts do).
-  let statement: CompiledQuery | undefined;
-  const insertOf = (values: unknown[]) => {
-    statement ??= deps.store.db
-      .insertInto("audit_log")
-      .values({
-        id: "",
-        tenant_id: "",
-        occurred_at: "",
-        actor_id: null,
-        action: "",
-        entity_type: "",
-        entity_id: null,
-        rule: null,
-        details: null,
-        request_id: null,
-      })
-      .compile();
-    return CompiledQuery.raw(statement.sql, values);
-  };
+  let insertOf: ((values: readonly unknown[]) => CompiledQuery) | undefined;
 
   async function insert(run: RunWrite, entries: readonly AuditEntry[]): Promise<void> {
     const now = deps.clock.now();
+    insertOf ??= auditInsert(deps.store.db);
     for (const entry of entries) {
       await run(
         insertOf([

@@ -35,6 +35,29 @@ export interface AuditFilter {
   readonly limit: number;
 }
 
+/**
+ * The insert of one entry, compiled once from `db`: the answer binds an entry's values in column order (id,
+ * tenant, time, actor, action, entity type and id, rule, details, request id) for whichever executor runs it.
+ */
+export function auditInsert(db: Executor): (values: readonly unknown[]) => CompiledQuery {
+  const statement = db
+    .insertInto("audit_log")
+    .values({
+      id: "",
+      tenant_id: "",
+      occurred_at: "",
+      actor_id: null,
+      action: "",
+      entity_type: "",
+      entity_id: null,
+      rule: null,
+      details: null,
+      request_id: null,
+    })
+    .compile();
+  return (values) => CompiledQuery.raw(statement.sql, [...values]);
+}
+
 /** The audit log's queries, every one scoped by tenant but the sealer's search for tenants with work. */
 export function auditStore(db: Executor) {
   return {
