@@ -4,8 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../server/src/config.js";
-import { openStore, type Store } from "../../server/src/storage/database.js";
+import type { Store } from "../../server/src/storage/database.js";
 import {
   STORE,
   STORE_UNAVAILABLE,
@@ -17,6 +16,7 @@ import {
 import { freePort } from "../../server/test/postgres-cluster.js";
 import { descendants, errorLines, isAlive, stopServer, waitUntil } from "./processes.js";
 import { killAll, tessera, waitFor, type Run } from "./run-cli.js";
+import { withStore } from "./store.js";
 import { startWebhookCounter, type WebhookCounter } from "./webhook-counter.js";
 
 const INSTANCES = 3;
@@ -92,14 +92,7 @@ describe.skipIf(STORE !== "postgres" || STORE_UNAVAILABLE)(
       expect(response.status, response.text).toBe(status);
     }
 
-    async function inStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-      const store = openStore(loadConfig(env).database);
-      try {
-        return await fn(store);
-      } finally {
-        await store.close();
-      }
-    }
+    const inStore = <T>(fn: (store: Store) => Promise<T>) => withStore(env, fn);
 
     it("start together on an empty database: one migration run, one bootstrap tenant, one package copy", async () => {
       const ports = await Promise.all(Array.from({ length: INSTANCES }, () => freePort()));

@@ -2,8 +2,7 @@ import { randomBytes, randomInt } from "node:crypto";
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerPaths } from "../../server/src/access/decide.js";
-import { loadConfig } from "../../server/src/config.js";
-import { openStore, type Store } from "../../server/src/storage/database.js";
+import type { Store } from "../../server/src/storage/database.js";
 import {
   STORE,
   STORE_UNAVAILABLE,
@@ -14,6 +13,7 @@ import {
 import { freePort } from "../../server/test/postgres-cluster.js";
 import { errorLines, stopServer, waitUntil } from "./processes.js";
 import { killAll, tessera, waitFor, type Run } from "./run-cli.js";
+import { withStore } from "./store.js";
 
 const LOOPS = 8;
 /**
@@ -146,14 +146,7 @@ describe.skipIf(STORE_UNAVAILABLE)(
       return { server, url: `http://127.0.0.1:${port}` };
     }
 
-    async function inStore<T>(fn: (store: Store) => Promise<T>): Promise<T> {
-      const store = openStore(loadConfig(env).database);
-      try {
-        return await fn(store);
-      } finally {
-        await store.close();
-      }
-    }
+    const inStore = <T>(fn: (store: Store) => Promise<T>) => withStore(env, fn);
 
     it("keeps every acknowledged token, whole, and nothing without its token", async () => {
       const first = await started();
