@@ -125,7 +125,7 @@ function registerConcurrency(api: FastifyInstance, config: LimitsConfig): void {
     if (which === undefined) return;
     const handler = route.handler;
     const wrapped: RouteHandlerMethod = async function (this: FastifyInstance, request, reply) {
-      const acquired = await semaphores[which].acquire(goneSignal(reply));
+      const acquired = await semaphores[which].acquire(() => goneSignal(reply));
       if (!acquired.acquired) {
         void reply.header("retry-after", String(QUEUE_RETRY_AFTER_S));
         throw new AppError("overloaded", `Too many ${names[which]} in progress; retry later.`);

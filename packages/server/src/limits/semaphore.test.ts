@@ -46,7 +46,7 @@ describe("semaphore", () => {
               const pending: Pending = { order: arrivals++, controller: new AbortController() };
               waiting.push(pending);
               void semaphore
-                .acquire(op.abortable ? pending.controller.signal : undefined)
+                .acquire(op.abortable ? () => pending.controller.signal : undefined)
                 .then((outcome) => (pending.outcome = outcome));
             } else if (op.kind === "release" && held.length > 0) {
               const [release] = held.splice(op.index % held.length, 1);
@@ -84,14 +84,14 @@ describe("semaphore", () => {
     expect(first.acquired).toBe(true);
     const timesOut = semaphore.acquire();
     const controller = new AbortController();
-    const aborted = semaphore.acquire(controller.signal);
+    const aborted = semaphore.acquire(() => controller.signal);
     await expect(semaphore.acquire()).resolves.toEqual({ acquired: false, reason: "queue-full" });
     controller.abort();
     await expect(aborted).resolves.toEqual({ acquired: false, reason: "aborted" });
     vi.advanceTimersByTime(TIMEOUT_MS);
     await expect(timesOut).resolves.toEqual({ acquired: false, reason: "timed-out" });
     expect(semaphore.waiting).toBe(0);
-    await expect(semaphore.acquire(AbortSignal.abort())).resolves.toEqual({
+    await expect(semaphore.acquire(() => AbortSignal.abort())).resolves.toEqual({
       acquired: false,
       reason: "aborted",
     });

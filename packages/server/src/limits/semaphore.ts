@@ -15,8 +15,11 @@ export type Acquired =
   | { readonly acquired: false; readonly reason: "queue-full" | "timed-out" | "aborted" };
 
 export interface Semaphore {
-  /** A slot now, or after waiting in the queue; `signal` gives up the wait (the client went away). */
-  acquire(signal?: AbortSignal): Promise<Acquired>;
+  /**
+   * A slot now, or after waiting in the queue; the signal that `gone` makes ends the wait (the client went away).
+   * It is made only for a caller that has to wait: most find a slot free, and a signal costs its listeners.
+   */
+  acquire(gone?: () => AbortSignal): Promise<Acquired>;
   readonly active: number;
   readonly waiting: number;
 }
@@ -43,13 +46,14 @@ export function createSemaphore(options: SemaphoreOptions): Semaphore {
   };
 
   return {
-    acquire(signal) {
-      if (signal?.aborted === true) return Promise.resolve({ acquired: false, reason: "aborted" });
+    acquire(gone) {
       if (active < options.limit) {
         active++;
         return Promise.resolve({ acquired: true, release: releaser() });
       }
       if (queue.length >= options.queue) return Promise.resolve({ acquired: false, reason: "queue-full" });
+      const signal = gone?.();
+      if (signal?.aborted === true) return Promise.resolve({ acquired: false, reason: "aborted" });
       return new Promise<Acquired>((resolve) => {
         const leave = (reason: "timed-out" | "aborted") => {
           queue.splice(queue.indexOf(waiter), 1);
