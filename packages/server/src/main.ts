@@ -198,7 +198,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
       if (built.app === undefined) throw new Error("the app is not built yet");
       return built.app;
     }),
-    loadReactor: (tenantId, id) => vault.reactors.loadRunnable(tenantId, id),
+    loadReactor: (tenantId, id, configVersion) => vault.reactors.loadRunnable(tenantId, id, configVersion),
     modules: config.reactors.modules,
   });
   const invocations = createInvocationService({

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import {
+  STORE_UNAVAILABLE,
+  TEST_MASTER_KEY,
+  expectProblem,
+  startTestServer,
+  type TestServer,
+} from "../../test/harness.js";
+import { loadConfig } from "../config.js";
+import { openStore } from "../storage/database.js";
 
 const privateApp = {
   name: "backend",
@@ -482,12 +490,46 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
   describe("delete", () => {
     it("answers 204, then 404, and the key answers 401", async () => {
       const created = await create({ name: "gone", type: "management", permissions: ["application:read"] });
+      expect((await server.request("GET", "/applications/key", { key: created.key })).status).toBe(200);
       const deleted = await server.request("DELETE", `/applications/${created.id}`);
       expect(deleted.status).toBe(204);
       expect(deleted.text).toBe("");
       expectProblem(await server.request("GET", `/applications/${created.id}`), 404);
       expectProblem(await server.request("DELETE", `/applications/${created.id}`), 404);
       expectProblem(await server.request("GET", "/applications/key", { key: created.key }), 401);
+    });
+  });
+
+  describe("changed by another process", () => {
+    // The CLI (`tessera recover`) or a second server on the same store writes through its own connection; the
+    // key lookup this server may keep in memory (storage/versioned-cache.ts) must see it on the very next request.
+    it("applies new permissions, and a removed Application, on the next request with the key", async () => {
+      const created = await create({
+        name: "elsewhere",
+        type: "management",
+        permissions: ["application:read"],
+      });
+      expect((await server.request("GET", "/applications/key", { key: created.key })).status).toBe(200);
+      const other = openStore(
+        loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database,
+      );
+      try {
+        await other.db
+          .updateTable("applications")
+          .set({ permissions: '["tenant:read"]' })
+          .where("id", "=", created.id)
+          .execute();
+        expectProblem(await server.request("GET", "/applications/key", { key: created.key }), 403, {
+          code: "forbidden",
+        });
+        expect((await server.request("GET", "/tenants/self", { key: created.key })).status).toBe(200);
+        await other.db.deleteFrom("applications").where("id", "=", created.id).execute();
+        expectProblem(await server.request("GET", "/tenants/self", { key: created.key }), 401, {
+          code: "unauthenticated",
+        });
+      } finally {
+        await other.close();
+      }
     });
   });
 

@@ -68,9 +68,14 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
   return {
     /** Resolves an API key to its Application; an expired one is rejected before any sweeper removes it. */
     async authenticate(key: string): Promise<Principal | undefined> {
-      const application = await store.findByKeyHash(hashApiKey(key));
+      const configVersion = store.configVersion();
+      const application = await store.findByKeyHash(hashApiKey(key), configVersion);
       if (application === undefined || isExpired(application, clock.now())) return undefined;
-      return { tenantId: application.tenantId, application };
+      return {
+        tenantId: application.tenantId,
+        application,
+        ...(configVersion !== undefined && { configVersion }),
+      };
     },
 
     /** An Application as it is now, as a principal: for credentials the server issues itself (reactors' svc). */

@@ -2,10 +2,14 @@ import { CompiledQuery, type Selectable } from "kysely";
 import type { ApplicationType, Permission } from "../access/permissions.js";
 import type { AccessRule } from "../access/rules.js";
 import { readsThrough, type Executor, type Reads } from "../storage/database.js";
+import { versionedCache } from "../storage/versioned-cache.js";
 import type { ApplicationsTable } from "../storage/schema.js";
 import type { Application } from "./types.js";
 
 type Row = Selectable<ApplicationsTable>;
+
+/** Applications whose keys are in use; far more than a deployment has, and a few MB at most. */
+const KEY_CACHE_SIZE = 10_000;
 
 function fromRow(row: Row): Application {
   return {
@@ -32,9 +36,10 @@ export interface ApplicationChanges {
 }
 
 /** Every query is scoped by tenant (DESIGN §5.4) except the key lookup, which is how the tenant is found. */
-export function applicationStore(db: Executor, { readOne }: Reads = readsThrough(db)) {
+export function applicationStore(db: Executor, { readOne, configVersion }: Reads = readsThrough(db)) {
   // Authentication runs this on every request: compiled once, then only its parameter changes.
   const byKeyHash = db.selectFrom("applications").selectAll().where("key_hash", "=", "").compile();
+  const byKeyHashCached = versionedCache<Application>(configVersion, KEY_CACHE_SIZE);
 
   return {
     async insert(app: Application, keyHash: string): Promise<void> {
@@ -57,10 +62,19 @@ export function applicationStore(db: Executor, { readOne }: Reads = readsThrough
         .execute();
     },
 
-    async findByKeyHash(keyHash: string): Promise<Application | undefined> {
-      const row = await readOne<Row>(CompiledQuery.raw(byKeyHash.sql, [keyHash]));
-      return row && fromRow(row);
+    /** Current when `at` is the store's configVersion read just before (versioned-cache.ts). */
+    findByKeyHash(keyHash: string, at?: number): Promise<Application | undefined> {
+      return byKeyHashCached(
+        keyHash,
+        async () => {
+          const row = await readOne<Row>(CompiledQuery.raw(byKeyHash.sql, [keyHash]));
+          return row && fromRow(row);
+        },
+        at,
+      );
     },
+
+    configVersion,
 
     async findById(tenantId: string, id: string): Promise<Application | undefined> {
       const row = await db

@@ -21,4 +21,9 @@ export interface Principal {
   readonly application: Application;
   /** The request this principal acts in, for the audit log. */
   readonly requestId?: string;
+  /**
+   * The store's configuration version read when the key was authenticated (SQLite only): the request's other
+   * lookups of rows kept in memory (its reactor) are checked against it instead of reading it again.
+   */
+  readonly configVersion?: number;
 }

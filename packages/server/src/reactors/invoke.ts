@@ -17,7 +17,12 @@ export interface ReactorInvocationDeps {
   readonly credentials: InternalCredentials;
   /** Reaches this server's own API in process (Fastify's inject), never over the network. */
   readonly fetch: Fetch;
-  readonly loadReactor: (tenantId: string, id: string) => Promise<RunnableReactor | undefined>;
+  /** `configVersion`: the caller's, read when it was authenticated (Principal). */
+  readonly loadReactor: (
+    tenantId: string,
+    id: string,
+    configVersion?: number,
+  ) => Promise<RunnableReactor | undefined>;
   /** The npm packages reactor code may require (TESSERA_REACTOR_MODULES); the default list when absent. */
   readonly modules?: readonly NpmModule[];
 }
@@ -147,8 +152,8 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
   }
 
   /** The tenant's reactor with its configuration opened; 404 when the tenant has none of that id. */
-  async function load(tenantId: string, reactorId: string): Promise<RunnableReactor> {
-    const reactor = await deps.loadReactor(tenantId, reactorId);
+  async function load(tenantId: string, reactorId: string, configVersion?: number): Promise<RunnableReactor> {
+    const reactor = await deps.loadReactor(tenantId, reactorId, configVersion);
     if (reactor === undefined) throw AppError.notFound(`Reactor ${reactorId}`);
     return reactor;
   }
@@ -224,7 +229,7 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
 
     /** POST /reactors/{id}/react, synchronously, with the server's reactor timeout. */
     async react(principal: Principal, reactorId: string, body: { args?: unknown }): Promise<ReactAnswer> {
-      const reactor = await load(principal.tenantId, reactorId);
+      const reactor = await load(principal.tenantId, reactorId, principal.configVersion);
       const args = await detokenize(principal, body.args, { action: "reactor.react", reactorId });
       return execute(principal.tenantId, principal.application.id, reactor, args, deps.runtime.timeoutMs);
     },

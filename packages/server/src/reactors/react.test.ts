@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import {
+  STORE_UNAVAILABLE,
+  TEST_MASTER_KEY,
+  expectProblem,
+  startTestServer,
+  type TestServer,
+} from "../../test/harness.js";
+import { loadConfig } from "../config.js";
+import { openStore } from "../storage/database.js";
 
 const CARD = "4242424242424242";
 
@@ -215,7 +223,38 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
       body: { name: "theirs", code: "module.exports = async () => ({ raw: 'theirs' });", configuration: {} },
     });
     expect(theirs.status, theirs.text).toBe(201);
+    // Looked up by its owner first, so that a lookup kept in memory would be there to be found.
+    const owned = await server.request("GET", `/reactors/${theirs.body.id}`, {
+      key: other.body.application.key,
+    });
+    expect(owned.status, owned.text).toBe(200);
     expectProblem(await react(theirs.body.id, {}), 404, { code: "not-found" });
     expectProblem(await react("0190f0a0-0000-7000-8000-000000000001", {}), 404, { code: "not-found" });
+  });
+
+  it("runs what another process changed, and refuses what it deleted, from the next react on", async () => {
+    // The CLI or a second server on the same store writes through its own connection (storage/versioned-cache.ts).
+    const id = await reactor("module.exports = async () => ({ raw: 'before' });");
+    expect((await react(id, {})).body).toEqual({ raw: "before" });
+    const other = openStore(
+      loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database,
+    );
+    try {
+      await other.db
+        .updateTable("reactors")
+        .set((eb) => ({
+          code: "module.exports = async () => ({ raw: 'after' });",
+          version: eb("version", "+", 1),
+        }))
+        .where("id", "=", id)
+        .execute();
+      const changed = await react(id, {});
+      expect(changed.status, changed.text).toBe(200);
+      expect(changed.body).toEqual({ raw: "after" });
+      await other.db.deleteFrom("reactors").where("id", "=", id).execute();
+      expectProblem(await react(id, {}), 404, { code: "not-found" });
+    } finally {
+      await other.close();
+    }
   });
 });

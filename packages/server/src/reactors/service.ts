@@ -44,7 +44,7 @@ export interface CreatedReactor {
 export interface ReactorServiceDeps {
   readonly db: Executor;
   /** Where the lookups of a react go (the store's reader connection on SQLite); through `db` when absent. */
-  readonly reads?: Pick<Reads, "readOne">;
+  readonly reads?: Pick<Reads, "readOne" | "configVersion">;
   readonly keys: TenantKeys;
   readonly clock: Clock;
   readonly audit: AuditRecorder;
@@ -271,8 +271,12 @@ export function createReactorService({
      * For the invocation: the reactor with its configuration decrypted, or undefined when the tenant has no
      * such reactor. No principal: the caller has already been authorised for `token:use`.
      */
-    async loadRunnable(tenantId: string, id: string): Promise<RunnableReactor | undefined> {
-      const stored = await store.findById(tenantId, id);
+    async loadRunnable(
+      tenantId: string,
+      id: string,
+      configVersion?: number,
+    ): Promise<RunnableReactor | undefined> {
+      const stored = await store.findById(tenantId, id, configVersion);
       if (stored === undefined) return undefined;
       const reactor = await open(stored);
       return {

@@ -1,10 +1,14 @@
 import { CompiledQuery, sql, type Selectable } from "kysely";
 import { foldCase } from "../crypto/blind-index.js";
 import { readsThrough, type Executor, type Reads } from "../storage/database.js";
+import { versionedCache } from "../storage/versioned-cache.js";
 import type { ReactorsTable } from "../storage/schema.js";
 import type { ReactorRecord, SealedConfiguration } from "./types.js";
 
 type Row = Selectable<ReactorsTable>;
+
+/** Reactors invoked lately; each holds its code (at most 50,000 characters) and sealed configuration. */
+const REACTOR_CACHE_SIZE = 1_000;
 
 export interface StoredReactor {
   readonly record: ReactorRecord;
@@ -61,8 +65,13 @@ export function namePattern(filter: string): string {
  * Every query is scoped by tenant (DESIGN §5.4). `reads` serves the lookup every react makes (the store's reader
  * connection on SQLite); inside a transaction it is the transaction itself.
  */
-export function reactorStore(db: Executor, { readOne }: Pick<Reads, "readOne"> = readsThrough(db)) {
+export function reactorStore(
+  db: Executor,
+  { readOne, configVersion }: Pick<Reads, "readOne" | "configVersion"> = readsThrough(db),
+) {
   let byId: CompiledQuery | undefined;
+  // Keyed by tenant and id together: a reactor id from another tenant must miss, as the query would.
+  const byIdCached = versionedCache<StoredReactor>(configVersion, REACTOR_CACHE_SIZE);
   return {
     async insert(record: ReactorRecord, sealed: SealedConfiguration): Promise<void> {
       await db
@@ -85,15 +94,22 @@ export function reactorStore(db: Executor, { readOne }: Pick<Reads, "readOne"> =
         .execute();
     },
 
-    async findById(tenantId: string, id: string): Promise<StoredReactor | undefined> {
-      byId ??= db
-        .selectFrom("reactors")
-        .selectAll()
-        .where("tenant_id", "=", "")
-        .where("id", "=", "")
-        .compile();
-      const row = await readOne<Row>(CompiledQuery.raw(byId.sql, [tenantId, id]));
-      return row && fromRow(row);
+    /** `at`: a configVersion read earlier in the same request (versioned-cache.ts). */
+    findById(tenantId: string, id: string, at?: number): Promise<StoredReactor | undefined> {
+      return byIdCached(
+        `${tenantId}/${id}`,
+        async () => {
+          byId ??= db
+            .selectFrom("reactors")
+            .selectAll()
+            .where("tenant_id", "=", "")
+            .where("id", "=", "")
+            .compile();
+          const row = await readOne<Row>(CompiledQuery.raw(byId.sql, [tenantId, id]));
+          return row && fromRow(row);
+        },
+        at,
+      );
     },
 
     async list(

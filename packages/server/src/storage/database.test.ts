@@ -117,4 +117,69 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
       expect(store.tokenVersion()!).toBeGreaterThan(updated);
     },
   );
+
+  it.skipIf(STORE !== "sqlite")(
+    "moves the config version with every Application and reactor write, cascades included, and nothing else",
+    async () => {
+      const at = "2026-01-01T00:00:00.000Z";
+      const tenant = { id: "t-config", name: "t", created_by: null, created_at: at };
+      await store.db.insertInto("tenants").values(tenant).execute();
+      let last = store.configVersion()!;
+      const moved = () => {
+        const now = store.configVersion()!;
+        const grew = now > last;
+        last = now;
+        return grew;
+      };
+      await store.write(put("not-config"), { lazy: true });
+      expect(moved()).toBe(false);
+      await store.db
+        .insertInto("applications")
+        .values({
+          id: "app",
+          tenant_id: tenant.id,
+          name: "a",
+          type: "private",
+          key_hash: "h",
+          permissions: "[]",
+          rules: "[]",
+          created_by: null,
+          created_at: at,
+          modified_by: null,
+          modified_at: null,
+          expires_at: null,
+        })
+        .execute();
+      expect(moved()).toBe(true);
+      await store.db.updateTable("applications").set({ permissions: '["token:read"]' }).execute();
+      expect(moved()).toBe(true);
+      await store.db
+        .insertInto("reactors")
+        .values({
+          id: "r",
+          tenant_id: tenant.id,
+          name: "r",
+          name_folded: "r",
+          code: "module.exports = async () => ({})",
+          configuration: "x",
+          key_version: 1,
+          application_id: "app",
+          version: 1,
+          created_by: null,
+          created_at: at,
+          modified_by: null,
+          modified_at: null,
+        })
+        .execute();
+      expect(moved()).toBe(true);
+      await store.db.updateTable("reactors").set({ version: 2 }).execute();
+      expect(moved()).toBe(true);
+      // Deleting the tenant removes both rows through foreign-key cascades, which must move it as well.
+      await store.db.deleteFrom("tenants").where("id", "=", tenant.id).execute();
+      expect(moved()).toBe(true);
+      expect(await store.db.selectFrom("applications").select("id").execute()).toEqual([]);
+      await store.write(put("still-not-config"), { lazy: true });
+      expect(moved()).toBe(false);
+    },
+  );
 });

@@ -55,7 +55,7 @@ export function runThrough(db: Executor): RunWrite {
 }
 
 /** The read paths a store offers beside its query builder. */
-export type Reads = Pick<Store, "readOne" | "readAll" | "readArrays" | "tokenVersion">;
+export type Reads = Pick<Store, "readOne" | "readAll" | "readArrays" | "tokenVersion" | "configVersion">;
 
 export function readsThrough(db: Executor): Reads {
   return {
@@ -63,6 +63,7 @@ export function readsThrough(db: Executor): Reads {
     readAll: readAllThrough(db),
     readArrays: readArraysThrough(db),
     tokenVersion: () => undefined,
+    configVersion: () => undefined,
   };
 }
 
@@ -78,6 +79,11 @@ export interface Store {
    * exact rather than merely recent.
    */
   tokenVersion(): number | undefined;
+  /**
+   * Likewise for Applications and reactors (migration 0010): lets the rows every request looks up be kept in
+   * memory while they are unchanged (versioned-cache.ts).
+   */
+  configVersion(): number | undefined;
   /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
   /**
@@ -134,6 +140,7 @@ function openSqlite(file: string): Store {
     readAll: reader?.readAll ?? readAllThrough(db),
     readArrays: reader?.readArrays ?? readArraysThrough(db),
     tokenVersion: () => reader?.tokenVersion(),
+    configVersion: () => reader?.configVersion(),
     transaction: (fn) => db.transaction().execute(fn),
     write: commits.write,
     ping: async () => {
@@ -160,6 +167,7 @@ function openReader(file: string): {
   readAll: ReadAll;
   readArrays: ReadArrays;
   tokenVersion(): number;
+  configVersion(): number;
   close(): void;
 } {
   const connection = new SQLite(file);
@@ -169,8 +177,9 @@ function openReader(file: string): {
   const prepare = statementCache(connection);
   // Raw mode belongs to a statement, so statements read as arrays have a cache of their own.
   const prepareRaw = statementCache(connection, (statement) => statement.raw(true));
-  // Prepared on first use: the table exists only once the store is migrated, after this connection opens.
-  let version: SQLite.Statement | undefined;
+  // Prepared on first use: the tables exist only once the store is migrated, after this connection opens.
+  let tokenVersion: SQLite.Statement | undefined;
+  let configVersion: SQLite.Statement | undefined;
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
@@ -178,8 +187,12 @@ function openReader(file: string): {
     readArrays: async <Row extends readonly unknown[]>(query: CompiledQuery) =>
       prepareRaw(query.sql).all(...query.parameters) as Row[],
     tokenVersion: () =>
-      (version ??= connection
+      (tokenVersion ??= connection
         .prepare("select value from token_generation where id = 1")
+        .pluck()).get() as number,
+    configVersion: () =>
+      (configVersion ??= connection
+        .prepare("select value from config_generation where id = 1")
         .pluck()).get() as number,
     close: () => connection.close(),
   };

@@ -90,6 +90,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0007-idempotency-keys",
       "0008-token-generation",
       "0009-audit-log-layout",
+      "0010-config-generation",
     ]);
   });
   afterAll(async () => {
@@ -202,6 +203,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0007-idempotency-keys",
       "0008-token-generation",
       "0009-audit-log-layout",
+      "0010-config-generation",
     ]);
   });
   afterAll(async () => {
@@ -272,7 +274,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
       .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
       .execute();
     await store.db.insertInto("audit_log").values(rows).execute();
-    expect(await migrateToLatest(store)).toEqual(["0009-audit-log-layout"]);
+    expect(await migrateToLatest(store)).toEqual(["0009-audit-log-layout", "0010-config-generation"]);
   });
   afterAll(async () => {
     await store?.close();

@@ -9,6 +9,7 @@ import * as m0006 from "./migrations/0006-audit-log.js";
 import * as m0007 from "./migrations/0007-idempotency-keys.js";
 import * as m0008 from "./migrations/0008-token-generation.js";
 import * as m0009 from "./migrations/0009-audit-log-layout.js";
+import * as m0010 from "./migrations/0010-config-generation.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0007-idempotency-keys": m0007,
   "0008-token-generation": m0008,
   "0009-audit-log-layout": m0009,
+  "0010-config-generation": m0010,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
