@@ -5,6 +5,7 @@ import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from "kysely";
 import pg from "pg";
 import type { DatabaseConfig } from "../config.js";
+import { AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import type { Database } from "./schema.js";
 
 /** A query handle: the database itself or an open transaction (Kysely's Transaction extends Kysely). */
@@ -132,6 +133,7 @@ function openSqlite(file: string): Store {
     dialect: new SqliteDialect({ database: { prepare, close: () => connection.close() } }),
   });
   const reader = file === ":memory:" ? undefined : openReader(file);
+  const checkpointer = file === ":memory:" ? undefined : checkpointInBackground(connection, file);
   const commits = groupCommit(db, connection, prepare, file === ":memory:" ? undefined : `${file}-wal`);
   return {
     dialect: "sqlite",
@@ -149,11 +151,21 @@ function openSqlite(file: string): Store {
     // One writer and one reader; what waits is the group commit's queue.
     poolStats: () => ({ connections: reader === undefined ? 1 : 2, idle: 0, waiting: commits.queued() }),
     close: async () => {
+      await checkpointer?.stop();
       reader?.close();
       await commits.sync();
       await db.destroy();
     },
   };
+}
+
+/**
+ * Checkpoints leave the commits that serve requests for a thread of their own (checkpointer.ts); if that thread is
+ * lost, SQLite's automatic checkpoints come back on the writing connection.
+ */
+function checkpointInBackground(connection: SQLite.Database, file: string): Checkpointer {
+  connection.pragma("wal_autocheckpoint = 0");
+  return startCheckpointer(file, () => connection.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`));
 }
 
 /**

@@ -1,0 +1,58 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import SQLite from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { startCheckpointer } from "./checkpointer.js";
+
+describe("startCheckpointer", () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const tempDir = () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "tessera-checkpoint-"));
+    dirs.push(dir);
+    return dir;
+  };
+
+  it("copies committed WAL frames into the database file while the writer keeps its own checkpoints off", async () => {
+    const file = path.join(tempDir(), "db");
+    const writer = new SQLite(file);
+    writer.pragma("journal_mode = WAL");
+    writer.pragma("wal_autocheckpoint = 0");
+    writer.exec("create table t (v text)");
+    const lost: unknown[] = [];
+    const checkpointer = startCheckpointer(file, (error) => lost.push(error));
+    try {
+      const insert = writer.prepare("insert into t (v) values (?)");
+      for (let i = 0; i < 200; i++) insert.run("x".repeat(1_000));
+      // The rows are in the WAL; the database file grows only when a checkpoint copies them into it, and
+      // nothing else here runs one.
+      const deadline = Date.now() + 5_000;
+      let copied = false;
+      while (!copied && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        copied = statSync(file).size > 200 * 1_000;
+      }
+      expect(copied).toBe(true);
+    } finally {
+      await checkpointer.stop();
+      writer.close();
+    }
+    expect(lost).toEqual([]);
+  });
+
+  it("reports the thread lost when it cannot work, so that the writer can take checkpoints back", async () => {
+    const lost: unknown[] = [];
+    let reported!: () => void;
+    const wasLost = new Promise<void>((resolve) => (reported = resolve));
+    startCheckpointer(path.join(tempDir(), "missing-dir", "db"), (error) => {
+      lost.push(error);
+      reported();
+    });
+    await wasLost;
+    expect(lost).toHaveLength(1);
+    expect(String(lost[0])).toMatch(/unable to open database file|directory does not exist/);
+  });
+});
