@@ -190,22 +190,19 @@ function openReader(file: string): {
   // Raw mode belongs to a statement, so statements read as arrays have a cache of their own.
   const prepareRaw = statementCache(connection, (statement) => statement.raw(true));
   // Prepared on first use: the tables exist only once the store is migrated, after this connection opens.
-  let tokenVersion: SQLite.Statement | undefined;
-  let configVersion: SQLite.Statement | undefined;
+  const counter = (table: string) => {
+    let statement: SQLite.Statement | undefined;
+    return () =>
+      (statement ??= connection.prepare(`select value from ${table} where id = 1`).pluck()).get() as number;
+  };
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
     readAll: async <Row>(query: CompiledQuery) => prepare(query.sql).all(...query.parameters) as Row[],
     readArrays: async <Row extends readonly unknown[]>(query: CompiledQuery) =>
       prepareRaw(query.sql).all(...query.parameters) as Row[],
-    tokenVersion: () =>
-      (tokenVersion ??= connection
-        .prepare("select value from token_generation where id = 1")
-        .pluck()).get() as number,
-    configVersion: () =>
-      (configVersion ??= connection
-        .prepare("select value from config_generation where id = 1")
-        .pluck()).get() as number,
+    tokenVersion: counter("token_generation"),
+    configVersion: counter("config_generation"),
     close: () => connection.close(),
   };
 }
