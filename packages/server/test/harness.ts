@@ -8,6 +8,7 @@ import { expect, inject } from "vitest";
 import type { Clock } from "../src/clock.js";
 import { loadConfig } from "../src/config.js";
 import { serve, type RunningServer } from "../src/main.js";
+import { openStore, type Store } from "../src/storage/database.js";
 import { REDACTED_LOG_PATHS } from "../src/server/app.js";
 
 /** Which store this vitest project runs against (vitest.config.ts defines one project per store). */
@@ -19,6 +20,8 @@ export const TEST_MASTER_KEY = randomBytes(32).toString("base64");
 export interface TestDatabase {
   readonly env: Record<string, string>;
   readonly dataDir: string;
+  /** A store of its own on this database, as another process (the CLI, a second server) would open it. */
+  open(): Store;
   drop(): Promise<void>;
 }
 
@@ -26,12 +29,14 @@ export interface TestDatabase {
 export async function createTestDatabase(): Promise<TestDatabase> {
   const dataDir = mkdtempSync(path.join(tmpdir(), "tessera-test-"));
   const removeDir = () => rmSync(dataDir, { recursive: true, force: true });
+  const opener = (env: Record<string, string>) => () =>
+    openStore(loadConfig({ ...env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
   if (STORE === "sqlite") {
-    return {
-      dataDir,
-      env: { TESSERA_DATA_DIR: dataDir, TESSERA_DATABASE_URL: `sqlite:${path.join(dataDir, "tessera.db")}` },
-      drop: () => Promise.resolve(removeDir()),
+    const env = {
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_DATABASE_URL: `sqlite:${path.join(dataDir, "tessera.db")}`,
     };
+    return { dataDir, env, open: opener(env), drop: () => Promise.resolve(removeDir()) };
   }
   const adminUrl = inject("postgresAdminUrl");
   if (adminUrl === null) throw new Error("no PostgreSQL for this run");
@@ -39,9 +44,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await withAdmin(adminUrl, (client) => client.query(`create database ${name}`));
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
+  const env = { TESSERA_DATA_DIR: dataDir, TESSERA_DATABASE_URL: url.toString() };
   return {
     dataDir,
-    env: { TESSERA_DATA_DIR: dataDir, TESSERA_DATABASE_URL: url.toString() },
+    env,
+    open: opener(env),
     drop: async () => {
       removeDir();
       await withAdmin(adminUrl, (client) => client.query(`drop database if exists ${name} with (force)`));

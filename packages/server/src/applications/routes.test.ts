@@ -1,13 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  STORE_UNAVAILABLE,
-  TEST_MASTER_KEY,
-  expectProblem,
-  startTestServer,
-  type TestServer,
-} from "../../test/harness.js";
-import { loadConfig } from "../config.js";
-import { openStore } from "../storage/database.js";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
 
 const privateApp = {
   name: "backend",
@@ -510,9 +502,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
         permissions: ["application:read"],
       });
       expect((await server.request("GET", "/applications/key", { key: created.key })).status).toBe(200);
-      const other = openStore(
-        loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database,
-      );
+      const other = server.database.open();
       try {
         await other.db
           .updateTable("applications")

@@ -8,9 +8,8 @@ import {
   startTestServer,
   type TestServer,
 } from "../../test/harness.js";
-import { loadConfig } from "../config.js";
 import { createKeyring } from "../crypto/keyring.js";
-import { openStore, type Store } from "../storage/database.js";
+import { type Store } from "../storage/database.js";
 import { verifyAuditLog } from "./verify.js";
 
 const SECRET_VALUE = "sk_live_audit_must_not_see_this";
@@ -47,7 +46,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the audit log", () => {
 
   beforeAll(async () => {
     server = await startTestServer({ TESSERA_JOB_POLL_MS: "50" });
-    store = openStore(loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = server.database.open();
     const self = await server.request("GET", "/applications/key");
     tenantId = self.body.tenant_id;
     adminId = self.body.id;

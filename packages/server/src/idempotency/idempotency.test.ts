@@ -1,13 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  STORE_UNAVAILABLE,
-  TEST_MASTER_KEY,
-  expectProblem,
-  startTestServer,
-  type TestServer,
-} from "../../test/harness.js";
-import { loadConfig } from "../config.js";
-import { openStore, type Store } from "../storage/database.js";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import { type Store } from "../storage/database.js";
 
 const DAY = 24 * 3_600_000;
 
@@ -31,7 +24,7 @@ describe.skipIf(STORE_UNAVAILABLE)("SVC-IDEMPOTENCY-KEY", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    store = openStore(loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = server.database.open();
     const grant = {
       type: "private",
       rules: [

@@ -369,12 +369,7 @@ describe.skipIf(STORE_UNAVAILABLE)("asynchronous reactor invocations", () => {
     const id = await reactor(ECHO);
     const invocationId = await accepted(id, { args: { card: `{{ ${card.id} }}` } });
     await invocationWhen(id, invocationId, (body) => body.delivery?.status === "delivered");
-    const { openStore } = await import("../storage/database.js");
-    const { loadConfig } = await import("../config.js");
-    const { TEST_MASTER_KEY } = await import("../../test/harness.js");
-    const store = openStore(
-      loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database,
-    );
+    const store = server.database.open();
     try {
       const rows = await store.db.selectFrom("reactor_invocations").selectAll().execute();
       expect(rows.length).toBeGreaterThan(0);

@@ -10,11 +10,10 @@ import {
   startTestServer,
   type TestServer,
 } from "../../test/harness.js";
-import { loadConfig } from "../config.js";
 import { createAuditRecorder } from "../audit/recorder.js";
 import { createKeyring } from "../crypto/keyring.js";
 import { createKeyRotation } from "../keys/rotation.js";
-import { openStore, type Store } from "../storage/database.js";
+import { type Store } from "../storage/database.js";
 import { createTenantKeys } from "../tenants/keys.js";
 import { createReactorService, type ReactorService } from "./service.js";
 
@@ -43,7 +42,7 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors at rest", () => {
 
   beforeAll(async () => {
     server = await startTestServer({}, { logSink: (line) => logs.push(line) });
-    store = openStore(loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = server.database.open();
     const keyring = createKeyring(Buffer.from(TEST_MASTER_KEY, "base64"));
     service = createReactorService({
       db: store.db,

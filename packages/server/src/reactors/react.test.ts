@@ -1,13 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  STORE_UNAVAILABLE,
-  TEST_MASTER_KEY,
-  expectProblem,
-  startTestServer,
-  type TestServer,
-} from "../../test/harness.js";
-import { loadConfig } from "../config.js";
-import { openStore } from "../storage/database.js";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
 
 const CARD = "4242424242424242";
 
@@ -236,9 +228,7 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     // The CLI or a second server on the same store writes through its own connection (storage/versioned-cache.ts).
     const id = await reactor("module.exports = async () => ({ raw: 'before' });");
     expect((await react(id, {})).body).toEqual({ raw: "before" });
-    const other = openStore(
-      loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database,
-    );
+    const other = server.database.open();
     try {
       await other.db
         .updateTable("reactors")

@@ -1,13 +1,12 @@
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatabase } from "kysely";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../config.js";
 import { blindIndex } from "../crypto/blind-index.js";
 // eslint-disable-next-line no-restricted-imports -- the plans are read from a real store
-import { openStore, type Store } from "../storage/database.js";
+import { type Store } from "../storage/database.js";
 import { migrateToLatest } from "../storage/migrate.js";
 import type { Database } from "../storage/schema.js";
-import { STORE, TEST_MASTER_KEY, createTestDatabase, type TestDatabase } from "../../test/harness.js";
+import { STORE, createTestDatabase, type TestDatabase } from "../../test/harness.js";
 import { compileSearch, searchStatements, type SearchScope } from "./compile.js";
 import { parseQuery } from "./parser.js";
 import { toPredicate } from "./predicate.js";
@@ -118,7 +117,7 @@ describe.skipIf(STORE !== "sqlite")("search plans on SQLite", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateToLatest(store);
   });
   afterAll(async () => {

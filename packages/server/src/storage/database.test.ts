@@ -9,8 +9,7 @@ import {
   createTestDatabase,
   type TestDatabase,
 } from "../../test/harness.js";
-import { loadConfig } from "../config.js";
-import { openStore, type Store } from "./database.js";
+import { type Store } from "./database.js";
 import { migrateToLatest } from "./migrate.js";
 
 const meta = (store: Store, key: string) =>
@@ -23,7 +22,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
 
   beforeEach(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateToLatest(store);
   });
   afterEach(async () => {
@@ -51,7 +50,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     ]);
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
     // Another connection (another process would see the same) finds every write that resolved.
-    const other = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    const other = database.open();
     try {
       for (const key of ["lazy-1", "durable-1", "lazy-2"])
         expect(await meta(other, key)).toEqual({ value: "v" });

@@ -1,13 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../config.js";
-import {
-  TEST_MASTER_KEY,
-  STORE_UNAVAILABLE,
-  createTestDatabase,
-  type TestDatabase,
-} from "../../test/harness.js";
-import { openStore, type Store } from "./database.js";
+import { STORE_UNAVAILABLE, createTestDatabase, type TestDatabase } from "../../test/harness.js";
+import { type Store } from "./database.js";
 import { migrateThrough, migrateToLatest } from "./migrate.js";
 
 /** A store left at 0002 with tokens in the old index tables, then brought up to date. */
@@ -43,7 +37,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateThrough(store, "0002-tokens");
     // The 0002 tables are gone from the current schema type; this test speaks to them untyped.
     const db = store.db as unknown as Kysely<any>;
@@ -186,7 +180,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateThrough(store, "0003-search-index");
     await store.db
       .insertInto("tenants")
@@ -267,7 +261,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateThrough(store, "0008-token-generation");
     await store.db
       .insertInto("tenants")

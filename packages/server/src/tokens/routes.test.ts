@@ -1,13 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../config.js";
-import { openStore } from "../storage/database.js";
-import {
-  STORE_UNAVAILABLE,
-  TEST_MASTER_KEY,
-  expectProblem,
-  startTestServer,
-  type TestServer,
-} from "../../test/harness.js";
+import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
 
 const CARD = "4242424242424242";
 const SSN = "123-45-6789";
@@ -691,9 +683,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
         await server.request("POST", "/detokenize", { key: backend, body: { x: `{{ ${token.id} }}` } }),
         400,
       );
-      const store = openStore(
-        loadConfig({ ...server.database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database,
-      );
+      const store = server.database.open();
       try {
         const rows = () =>
           store.db

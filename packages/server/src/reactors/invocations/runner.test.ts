@@ -8,9 +8,8 @@ import {
   createTestDatabase,
   type TestDatabase,
 } from "../../../test/harness.js";
-import { loadConfig } from "../../config.js";
 import { createKeyring } from "../../crypto/keyring.js";
-import { openStore, type Store } from "../../storage/database.js";
+import { type Store } from "../../storage/database.js";
 import { migrateToLatest } from "../../storage/migrate.js";
 import { createTenantKeys } from "../../tenants/keys.js";
 import { createTenantService } from "../../tenants/service.js";
@@ -29,7 +28,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation runner", () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateToLatest(store);
     tenantId = (await createTenantService({ store, keyring, clock }).bootstrap({}))!.tenant.id;
     invocations = invocationStore(store);

@@ -6,9 +6,8 @@ import {
   createTestDatabase,
   type TestDatabase,
 } from "../../../test/harness.js";
-import { loadConfig } from "../../config.js";
 import { createKeyring } from "../../crypto/keyring.js";
-import { openStore, type Store } from "../../storage/database.js";
+import { type Store } from "../../storage/database.js";
 import { migrateToLatest } from "../../storage/migrate.js";
 import { createTenantService } from "../../tenants/service.js";
 import { invocationStore, type Claim, type InvocationStore } from "./store.js";
@@ -66,7 +65,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
   // A store of its own for each test: what one test leaves queued would be due in the next.
   beforeEach(async () => {
     database = await createTestDatabase();
-    store = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database);
+    store = database.open();
     await migrateToLatest(store);
     const tenants = createTenantService({
       store,
