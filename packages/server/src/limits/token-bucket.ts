@@ -24,6 +24,7 @@ interface Bucket {
 }
 
 const ALLOWED: Taken = { allowed: true };
+const WHOLE_TOKEN = 1 - 1e-9;
 
 /**
  * One token bucket per key, in process memory. A Map keeps insertion order, so re-inserting a key on every use
@@ -45,8 +46,13 @@ export function createTokenBuckets(
   const refilled = (bucket: Bucket, time: number): number =>
     Math.min(rate.burst, bucket.tokens + Math.max(0, time - bucket.at) * perMs);
 
+  // Refills are sums of floating-point fractions: 0.42 + 116 × 0.005 comes to a hair under or over 1. Both the
+  // verdict and the promised wait measure against one token less this margin, so that a Retry-After is never a
+  // millisecond late because of rounding, and a request sent when it says is allowed.
   const verdict = (tokens: number): Taken =>
-    tokens >= 1 ? ALLOWED : { allowed: false, retryAfterMs: Math.ceil((1 - tokens) / perMs) };
+    tokens >= WHOLE_TOKEN
+      ? ALLOWED
+      : { allowed: false, retryAfterMs: Math.ceil((WHOLE_TOKEN - tokens) / perMs) };
 
   return {
     take(key) {
