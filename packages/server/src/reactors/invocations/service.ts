@@ -74,10 +74,6 @@ export function createInvocationService(deps: InvocationServiceDeps) {
      * the tenant may not be allowed to see. To anyone else it is missing.
      */
     async get(principal: Principal, reactorId: string, invocationId: string): Promise<InvocationView> {
-      // Attempts first: an attempt and the state it leads to are committed together, so the invocation read after
-      // them is never older than they are — a view never shows an attempt beside the lease that was running it
-      // (PostgreSQL's read committed gives each statement its own snapshot).
-      const attempts = await deps.store.deliveryAttempts(invocationId);
       const record = await deps.store.findById(principal.tenantId, invocationId);
       if (
         record === undefined ||
@@ -88,7 +84,7 @@ export function createInvocationService(deps: InvocationServiceDeps) {
       }
       const outcome =
         record.outcome === null ? undefined : await openOutcome(deps.keys, record, record.outcome);
-      return { record, outcome, attempts };
+      return { record, outcome, attempts: await deps.store.deliveryAttempts(record.id) };
     },
   };
 }
