@@ -9,11 +9,11 @@ import {
   createTestDatabase,
   type TestDatabase,
 } from "../../test/harness.js";
-import { type Store } from "./database.js";
+import { type Executor, type Store } from "./database.js";
 import { migrateToLatest } from "./migrate.js";
 
-const meta = (store: Store, key: string) =>
-  store.db.selectFrom("tessera_meta").select("value").where("key", "=", key).executeTakeFirst();
+const meta = (db: Executor, key: string) =>
+  db.selectFrom("tessera_meta").select("value").where("key", "=", key).executeTakeFirst();
 
 /** The write path's promises on a real store: what resolves is committed, failures stay alone. */
 describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
@@ -53,8 +53,28 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     const other = database.open();
     try {
       for (const key of ["lazy-1", "durable-1", "lazy-2"])
-        expect(await meta(other, key)).toEqual({ value: "v" });
-      expect(await meta(other, "lazy-fails")).toBeUndefined();
+        expect(await meta(other.db, key)).toEqual({ value: "v" });
+      expect(await meta(other.db, "lazy-fails")).toBeUndefined();
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("gives a snapshot transaction one committed state, whatever commits between its reads", async () => {
+    await store.write(put("before"));
+    const other = database.open();
+    try {
+      const seen = await store.transaction(
+        async (trx) => {
+          const first = await meta(trx, "before");
+          // Another connection (as another instance would) commits between the two reads.
+          await other.write(put("between"));
+          expect(await meta(other.db, "between")).toEqual({ value: "v" });
+          return [first, await meta(trx, "between")];
+        },
+        { snapshot: true },
+      );
+      expect(seen).toEqual([{ value: "v" }, undefined]);
     } finally {
       await other.close();
     }
@@ -79,7 +99,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
       timeout: 60_000,
     });
     expect(child.signal, child.stderr).toBe("SIGKILL");
-    return meta(store, "killed").then((row) => expect(row).toEqual({ value: "v" }));
+    return meta(store.db, "killed").then((row) => expect(row).toEqual({ value: "v" }));
   });
 
   it.skipIf(STORE !== "sqlite")(

@@ -85,8 +85,12 @@ export interface Store {
    * memory while they are unchanged (versioned-cache.ts).
    */
   configVersion(): number | undefined;
-  /** Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends. */
-  transaction<T>(fn: (trx: Executor) => Promise<T>, options?: { lock?: string }): Promise<T>;
+  /**
+   * Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends, and `snapshot`
+   * makes every statement see the same committed state (repeatable read; PostgreSQL's default, read committed,
+   * lets a commit land between two reads). SQLite's transactions are snapshots already.
+   */
+  transaction<T>(fn: (trx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
    * A durable write on the hot path. It resolves only after its changes are committed, but it may share that
    * commit with concurrent writes (group commit on SQLite); a write that throws is rolled back alone. `fn` must
@@ -101,6 +105,11 @@ export interface Store {
   /** For metrics: connections open and idle, and work waiting for one (queued writes on SQLite). */
   poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface TransactionOptions {
+  readonly lock?: string;
+  readonly snapshot?: boolean;
 }
 
 export interface PoolStats {
@@ -254,7 +263,10 @@ function openPostgres(url: string, poolSize: number): Store {
     db,
     ...readsThrough(db),
     transaction: (fn, options) =>
-      db.transaction().execute(async (trx) => {
+      (options?.snapshot === true
+        ? db.transaction().setIsolationLevel("repeatable read")
+        : db.transaction()
+      ).execute(async (trx) => {
         if (options?.lock !== undefined) {
           await sql`select pg_advisory_xact_lock(hashtext(${options.lock}))`.execute(trx);
         }

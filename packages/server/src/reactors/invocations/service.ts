@@ -74,17 +74,18 @@ export function createInvocationService(deps: InvocationServiceDeps) {
      * the tenant may not be allowed to see. To anyone else it is missing.
      */
     async get(principal: Principal, reactorId: string, invocationId: string): Promise<InvocationView> {
-      const record = await deps.store.findById(principal.tenantId, invocationId);
+      const found = await deps.store.findWithAttempts(principal.tenantId, invocationId);
       if (
-        record === undefined ||
-        record.reactorId !== reactorId ||
-        record.requestedBy !== principal.application.id
+        found === undefined ||
+        found.record.reactorId !== reactorId ||
+        found.record.requestedBy !== principal.application.id
       ) {
         throw AppError.notFound(`Invocation ${invocationId}`);
       }
+      const { record, attempts } = found;
       const outcome =
         record.outcome === null ? undefined : await openOutcome(deps.keys, record, record.outcome);
-      return { record, outcome, attempts: await deps.store.deliveryAttempts(record.id) };
+      return { record, outcome, attempts };
     },
   };
 }

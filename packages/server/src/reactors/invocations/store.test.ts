@@ -149,11 +149,9 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     });
     expect(await invocations.recordDelivery(first!, "dies", attempt(1))).toBe(false);
     expect(await invocations.recordDelivery(second!, "other", attempt(2))).toBe(true);
-    expect(await invocations.deliveryAttempts(id)).toEqual([attempt(2).attempt]);
-    expect(await invocations.findById(tenantId, id)).toMatchObject({
-      deliveryStatus: "delivered",
-      deliveredAt: at(21_000),
-      deliverAfter: null,
+    expect(await invocations.findWithAttempts(tenantId, id)).toMatchObject({
+      record: { deliveryStatus: "delivered", deliveredAt: at(21_000), deliverAfter: null },
+      attempts: [attempt(2).attempt],
     });
   });
 
