@@ -174,6 +174,82 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     });
   });
 
+  it("maps every error class as wire-format §7 says, a subclass as its parent, an Error in errors by its message", async () => {
+    const id = await reactor(`
+      const errors = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
+      class DeclinedError extends errors.InvalidPaymentMethodError {}
+      module.exports = async ({ args }) => {
+        if (args.kind === "subclass") throw new DeclinedError({ card: ["declined"] });
+        if (args.kind === "wrapped") throw new errors.ReactorRuntimeError(new TypeError("upstream said no"));
+        if (args.kind === "empty") throw new errors.ServiceUnavailableError();
+        if (args.kind === "rfc") return { raw: new errors.AuthorizationError("no").toRFC7807() };
+        throw new errors[args.kind](["first", { second: 2 }]);
+      };`);
+    const classes: [string, number, string][] = [
+      ["AuthenticationError", 401, "Authentication Failed"],
+      ["AuthorizationError", 403, "Forbidden"],
+      ["BadRequestError", 400, "Bad Request"],
+      ["InvalidPaymentMethodError", 402, "Invalid Payment Method"],
+      ["InvalidReactorConfigurationError", 400, "Invalid Reactor Configuration"],
+      ["RateLimitError", 429, "Rate Limit Exceeded"],
+      ["ReactorRuntimeError", 500, "Reactor Runtime Error"],
+      ["ServiceUnavailableError", 503, "Service Unavailable"],
+    ];
+    for (const [kind, status, detail] of classes) {
+      const response = await react(id, { args: { kind } });
+      // An array becomes errors.error, its objects as JSON text.
+      expectProblem(response, status, {
+        code: "reactor-error",
+        detail: new RegExp(`^${detail}$`),
+        errors: { error: ["first", '{"second":2}'] },
+      });
+    }
+    expectProblem(await react(id, { args: { kind: "subclass" } }), 402, {
+      code: "reactor-error",
+      detail: /^Invalid Payment Method$/,
+      errors: { card: ["declined"] },
+    });
+    expectProblem(await react(id, { args: { kind: "wrapped" } }), 500, {
+      code: "reactor-error",
+      detail: /^Reactor Runtime Error$/,
+      errors: { error: ["upstream said no"] },
+    });
+    expectProblem(await react(id, { args: { kind: "empty" } }), 503, {
+      code: "reactor-error",
+      errors: {
+        error: ["Something went wrong. Please try again. If the problem persists, please contact support."],
+      },
+    });
+    const rfc = await react(id, { args: { kind: "rfc" } });
+    expect(rfc.status, rfc.text).toBe(200);
+    expect(rfc.body.raw).toEqual({ detail: "Forbidden", status: 403, errors: "no" });
+  });
+
+  it("answers 500 reactor-failed when the code ends its worker or cannot load, and runs on a fresh worker next", async () => {
+    const id = await reactor(`module.exports = async ({ args }) => {
+      if (args.exit) process.exit(3);
+      return { raw: "alive" };
+    };`);
+    expectProblem(await react(id, { args: { exit: true } }), 500, {
+      code: "reactor-failed",
+      detail: /^The reactor failed: the reactor's worker exited with status 3\.$/,
+    });
+    const again = await react(id, { args: {} });
+    expect(again.status, again.text).toBe(200);
+    expect(again.body).toEqual({ raw: "alive" });
+
+    const notAFunction = await reactor("module.exports = { handler: async () => ({}) };");
+    expectProblem(await react(notAFunction, {}), 500, {
+      code: "reactor-failed",
+      detail: /^The reactor's code failed to load: The reactor code must export a function$/,
+    });
+    const throwsAtLoad = await reactor('throw new Error("no config in /srv/app/config.json");');
+    expectProblem(await react(throwsAtLoad, {}), 500, {
+      code: "reactor-failed",
+      detail: /^The reactor's code failed to load: no config in <internal>$/,
+    });
+  });
+
   it("answers 504 when the code runs past the timeout, while other requests are served", async () => {
     const id = await reactor("module.exports = async () => { while (true) {} };");
     const spinning = react(id, {});

@@ -98,17 +98,43 @@ function errorModule() {
   });
 }
 
+/** The classes of errorModule() a thrown value is checked against, most specific first. */
+const ERROR_CLASS_NAMES = [
+  "CustomHttpResponseError",
+  "AuthenticationError",
+  "AuthorizationError",
+  "BadRequestError",
+  "InvalidPaymentMethodError",
+  "InvalidReactorConfigurationError",
+  "RateLimitError",
+  "ReactorRuntimeError",
+  "ServiceUnavailableError",
+];
+const reactorErrors = errorModule();
+
+/**
+ * The error class the host maps a thrown value by. Basis Theory's formulas SDK tells its classes apart with
+ * instanceof, so a reactor's own subclass of BadRequestError still answers 400 under whatever name it has.
+ */
+function className(thrown) {
+  for (const name of ERROR_CLASS_NAMES) if (thrown instanceof reactorErrors[name]) return name;
+  return typeof thrown.name === "string" ? thrown.name : "Error";
+}
+
 /** What crosses back to the host about a thrown value: only data, never a stack (it names internal paths). */
 function describeThrown(thrown) {
   if (thrown === null || typeof thrown !== "object") {
     return { name: "Error", message: thrown === undefined ? "" : StringCtor(thrown) };
   }
   const described = {
-    name: typeof thrown.name === "string" ? thrown.name : "Error",
+    name: className(thrown),
     message: typeof thrown.message === "string" ? thrown.message : StringCtor(thrown),
   };
   if (typeof thrown.status === "number") described.status = thrown.status;
-  if (thrown.errors !== undefined) described.errors = thrown.errors;
+  // `new ReactorRuntimeError(caught)` is the usual way to wrap a failure, and an Error crosses JSON as `{}`:
+  // wire-format §7 keeps its message, as `{error: [message]}` once the host normalises it.
+  if (thrown.errors instanceof ErrorCtor) described.errors = StringCtor(thrown.errors.message);
+  else if (thrown.errors !== undefined) described.errors = thrown.errors;
   if (thrown.headers !== undefined) described.headers = thrown.headers;
   if (thrown.body !== undefined) described.body = thrown.body;
   return described;
@@ -173,11 +199,10 @@ function requiredExports(namespace) {
 }
 
 async function load({ code, modules, packages }) {
-  const errors = errorModule();
   const preloaded = new MapCtor();
   for (const name of modules) {
     if (name === "@tessera/reactor" || name === "@basis-theory/basis-theory-reactor-formulas-sdk-js") {
-      call(mapSet, preloaded, name, errors);
+      call(mapSet, preloaded, name, reactorErrors);
     } else if (ObjectHasOwn(packages, name)) {
       let loaded;
       try {
