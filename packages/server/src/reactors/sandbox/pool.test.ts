@@ -3,7 +3,13 @@ import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PoolExhaustedError, ReactorPool, type PoolOptions, type ReactorCode } from "./pool.js";
+import {
+  PoolExhaustedError,
+  ReactorPool,
+  type PoolOptions,
+  type PoolOutcome,
+  type ReactorCode,
+} from "./pool.js";
 import { workerLimits } from "./setup.js";
 import { ReactorWorker, type Invocation, type Outcome, type WorkerLimits } from "./worker.js";
 
@@ -108,9 +114,12 @@ function gate() {
 describe.skipIf(ONCE)("reactor worker pool", () => {
   let dir: string;
   let limits: WorkerLimits;
-  /** Runs `use` on a pool of its own, closed afterwards: tests count this process's children. */
+  /**
+   * Runs `use` on a pool of its own, closed afterwards: tests count this process's children. Idle workers live a
+   * minute unless a test is about their eviction.
+   */
   async function withPool(
-    options: Omit<PoolOptions, "limits" | "idleMs">,
+    options: Omit<PoolOptions, "limits" | "idleMs"> & Partial<Pick<PoolOptions, "idleMs">>,
     use: (pool: ReactorPool) => Promise<void>,
   ): Promise<void> {
     const pool = new ReactorPool({ limits, idleMs: 60_000, ...options });
@@ -258,6 +267,47 @@ describe.skipIf(ONCE)("reactor worker pool", () => {
       // Once the processes that were stopped are gone, what runs is what the pool counts.
       expect(await until(() => liveChildren().length === pool.size)).toBe(true);
       expect(liveChildren()).toHaveLength(2);
+    });
+  });
+
+  it("stops a loaded worker left unused for idleMs and keeps one used more recently", async () => {
+    await withPool({ maxWorkers: 4, workersPerReactor: 1, spares: 0, idleMs: 2_000 }, async (pool) => {
+      const stale = answer(await pool.invoke(reactor("stale"), invocation({})));
+      const fresh = reactor("fresh");
+      const kept = answer(await pool.invoke(fresh, invocation({})));
+      // fresh is used every ~100 ms, a twentieth of idleMs, while stale waits for a sweep to find it idle.
+      const freshOutcomes: PoolOutcome[] = [];
+      await expect
+        .poll(
+          async () => {
+            freshOutcomes.push(await pool.invoke(fresh, invocation({})));
+            return isAlive(stale.pid);
+          },
+          { timeout: 15_000, interval: 100 },
+        )
+        .toBe(false);
+      expect(freshOutcomes.map((o) => ({ cold: o.cold, pid: answer(o).pid }))).toEqual(
+        freshOutcomes.map(() => ({ cold: false, pid: kept.pid })),
+      );
+      expect(await pool.pids()).toEqual([kept.pid]);
+      expect(pool.size).toBe(1);
+    });
+  });
+
+  it("makes room for another reactor by stopping the least recently used idle worker, not the first loaded", async () => {
+    await withPool({ maxWorkers: 2, workersPerReactor: 1, spares: 0 }, async (pool) => {
+      const [p, q, r] = [reactor("p"), reactor("q"), reactor("r")];
+      const firstP = answer(await pool.invoke(p, invocation({})));
+      const firstQ = answer(await pool.invoke(q, invocation({})));
+      // p is used again after q was loaded: q is now the least recently used.
+      expect(await pool.invoke(p, invocation({}))).toMatchObject({ kind: "returned", cold: false });
+      const loadedR = await pool.invoke(r, invocation({}));
+      expect(loadedR).toMatchObject({ kind: "returned", cold: true });
+      await expect.poll(() => isAlive(firstQ.pid), { timeout: 10_000 }).toBe(false);
+      expect(new Set(await pool.pids())).toEqual(new Set([firstP.pid, answer(loadedR).pid]));
+      const againP = await pool.invoke(p, invocation({}));
+      expect(againP).toMatchObject({ kind: "returned", cold: false });
+      expect(answer(againP).pid).toBe(firstP.pid);
     });
   });
 
