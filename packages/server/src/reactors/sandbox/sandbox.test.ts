@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { lookup } from "node:dns/promises";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -29,6 +30,46 @@ function invocation(args: unknown, overrides: Partial<Invocation> = {}): Invocat
     timeoutMs: TIMEOUT_MS,
     onRpc: () => Promise.reject(new Error("no svc in this test")),
     ...overrides,
+  };
+}
+
+/**
+ * Reactor code for the network tests: `attempt(run)` answers what `run` returns, `refused <host:port>` when Deno's
+ * permission check refused it, or the error otherwise. fetch reports a refusal met after resolving a name as the
+ * cause of a TypeError, so the whole chain is searched.
+ */
+const NETWORK_PROBE = `
+  const attempt = async (run) => {
+    try {
+      return await run();
+    } catch (error) {
+      for (let e = error; e != null; e = e.cause) {
+        const refused = /Requires net access to "([^"]+)"/.exec(String(e.message));
+        if (refused !== null) return "refused " + refused[1];
+      }
+      return String(error.name) + ": " + String(error.message);
+    }
+  };`;
+
+/** `address:port` as Deno writes it in a refusal, IPv6 addresses in brackets. */
+function hostPort(address: string, port: number): string {
+  return `${address.includes(":") ? `[${address}]` : address}:${port}`;
+}
+
+/**
+ * The host's own addresses beside loopback; link-local ones with their interface (`fe80::1%eth0`), the only
+ * spelling that reaches them.
+ */
+function ownAddresses(): { routable: string[]; linkLocal: string[] } {
+  const addresses = Object.entries(os.networkInterfaces()).flatMap(([name, infos]) =>
+    (infos ?? []).filter((info) => !info.internal).map((info) => ({ name, address: info.address })),
+  );
+  const isLinkLocal = (address: string) => address.startsWith("fe80");
+  return {
+    routable: addresses.filter(({ address }) => !isLinkLocal(address)).map(({ address }) => address),
+    linkLocal: addresses
+      .filter(({ address }) => isLinkLocal(address))
+      .map(({ name, address }) => `${address}%${name}`),
   };
 }
 
@@ -194,43 +235,138 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     });
   });
 
-  it("refuses loopback, link-local, private, numeric and aliased addresses", async () => {
-    const hosts = [
-      `127.0.0.1:${targetPort}`,
-      `localhost:${targetPort}`,
-      `2130706433:${targetPort}`,
-      `0x7f000001:${targetPort}`,
-      `127.1:${targetPort}`,
-      `0177.0.0.1:${targetPort}`,
-      `[::1]:${targetPort}`,
-      `[::ffff:127.0.0.1]:${targetPort}`,
-      `0.0.0.0:${targetPort}`,
-      "169.254.169.254",
-      "10.0.0.1",
-      "192.168.1.1",
-      "172.16.0.1",
-    ];
+  it("refuses loopback, link-local, private, numeric and aliased addresses, to connect and to listen", async () => {
+    const port = targetPort;
+    const loopback = `127.0.0.1:${port}`;
+    // The host's own name: not on the deny-list as such, so only the check after resolving can refuse it.
+    const alias = os.hostname();
+    expect(limits.denyNet).not.toContain(alias);
+    const aliasAddress = (await lookup(alias)).address;
+    const own = ownAddresses().routable;
+    // What Deno names when it refuses each host: every spelling of 127.0.0.1 comes down to it.
+    const refusedAs: Record<string, string> = {
+      [loopback]: loopback,
+      [`2130706433:${port}`]: loopback,
+      [`0x7f000001:${port}`]: loopback,
+      [`127.1:${port}`]: loopback,
+      [`0177.0.0.1:${port}`]: loopback,
+      [`[::ffff:127.0.0.1]:${port}`]: loopback,
+      [`localhost:${port}`]: `localhost:${port}`,
+      [`${alias}:${port}`]: hostPort(aliasAddress, port),
+      [`127.0.0.2:${port}`]: `127.0.0.2:${port}`,
+      [`[::1]:${port}`]: `[::1]:${port}`,
+      [`0.0.0.0:${port}`]: `0.0.0.0:${port}`,
+      [`[::]:${port}`]: `[::]:${port}`,
+      ...Object.fromEntries(own.map((address) => [hostPort(address, port), hostPort(address, port)])),
+      "169.254.169.254": "169.254.169.254:80",
+      "10.0.0.1": "10.0.0.1:80",
+      "172.16.0.1": "172.16.0.1:80",
+      "192.168.1.1": "192.168.1.1:80",
+      "100.64.0.1": "100.64.0.1:80",
+    };
+    const listenOn = ["0.0.0.0", "127.0.0.1", "::", alias, ...own];
     const outcome = await pool.invoke(
-      reactor(`module.exports = async ({ args }) => {
-        const results = {};
-        for (const host of args.hosts) {
-          try {
-            const response = await fetch("http://" + host + "/", { signal: AbortSignal.timeout(1000) });
-            results[host] = "reached " + response.status;
-          } catch (e) {
-            results[host] = e.name;
+      reactor(
+        `${NETWORK_PROBE}
+        module.exports = async ({ args }) => {
+          const fetched = {};
+          for (const host of args.hosts) {
+            fetched[host] = await attempt(async () => {
+              const response = await fetch("http://" + host + "/", { signal: AbortSignal.timeout(1000) });
+              return "reached " + response.status;
+            });
           }
-        }
-        return { raw: results };
-      };`),
-      invocation({ hosts }, { timeoutMs: 20_000 }),
+          const listened = {};
+          for (const hostname of args.listenOn) {
+            listened[hostname] = await attempt(async () => {
+              Deno.listen({ hostname, port: 0 }).close();
+              return "listening";
+            });
+          }
+          listened["http.Server"] = await attempt(
+            () =>
+              new Promise((resolve, reject) => {
+                const server = require("http").createServer();
+                server.once("error", reject);
+                server.listen(0, () => server.close(() => resolve("listening")));
+              }),
+          );
+          return { raw: { fetched, listened } };
+        };`,
+        ["http"],
+      ),
+      invocation({ hosts: Object.keys(refusedAs), listenOn }, { timeoutMs: 20_000 }),
     );
-    const results = raw(outcome) as Record<string, string>;
-    for (const host of hosts) expect(results[host], host).not.toMatch(/^reached/);
-    expect(results[`127.0.0.1:${targetPort}`]).toBe("NotCapable");
-    expect(results["169.254.169.254"]).toBe("NotCapable");
+    const { fetched, listened } = raw(outcome) as Record<string, Record<string, string>>;
+    // Refused by the permission check, not merely unanswered: a timeout or ECONNREFUSED would fail here.
+    expect(fetched).toEqual(
+      Object.fromEntries(Object.entries(refusedAs).map(([host, as]) => [host, `refused ${as}`])),
+    );
+    expect(listened).toEqual({
+      "0.0.0.0": "refused 0.0.0.0:0",
+      "127.0.0.1": "refused 127.0.0.1:0",
+      "::": "refused [::]:0",
+      [alias]: `refused ${hostPort(aliasAddress, 0)}`,
+      ...Object.fromEntries(own.map((address) => [address, `refused ${hostPort(address, 0)}`])),
+      "http.Server": "refused [::]:0",
+    });
     expect(targetHits).toBe(0);
+    // The control: outside the sandbox, localhost and every spelling refused as 127.0.0.1 reach the target, so the
+    // permission check is all that stood between.
+    const answering = [
+      `localhost:${port}`,
+      ...Object.keys(refusedAs).filter((h) => refusedAs[h] === loopback),
+    ];
+    for (const host of answering) {
+      expect(await (await fetch(`http://${host}/`)).text(), host).toBe("internal");
+    }
+    expect(targetHits).toBe(answering.length);
   });
+
+  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's
+  // link-local addresses are denied too.
+  it.skipIf(ownAddresses().linkLocal.length === 0)(
+    "refuses the host's IPv6 link-local addresses, to connect and to listen",
+    async () => {
+      const linkLocal = ownAddresses().linkLocal;
+      // Stands for a host service on every interface (`::`), bound to the link-local address alone so that the
+      // test opens nothing wider.
+      const service = http.createServer((_req, res) => res.end("internal"));
+      await new Promise<void>((resolve) => service.listen(0, linkLocal[0], resolve));
+      const port = (service.address() as AddressInfo).port;
+      try {
+        const outcome = await pool.invoke(
+          reactor(`${NETWORK_PROBE}
+            module.exports = async ({ args }) => {
+              const results = {};
+              for (const hostname of args.linkLocal) {
+                results["connect " + hostname] = await attempt(async () => {
+                  (await Deno.connect({ hostname, port: args.port })).close();
+                  return "connected";
+                });
+                results["listen " + hostname] = await attempt(async () => {
+                  Deno.listen({ hostname, port: 0 }).close();
+                  return "listening";
+                });
+              }
+              return { raw: results };
+            };`),
+          invocation({ linkLocal, port }, { timeoutMs: 10_000 }),
+        );
+        const unscoped = (address: string) => address.replace(/%.*$/, "");
+        expect(raw(outcome)).toEqual(
+          Object.fromEntries(
+            linkLocal.flatMap((address) => [
+              [`connect ${address}`, `refused ${hostPort(unscoped(address), port)}`],
+              [`listen ${address}`, `refused ${hostPort(unscoped(address), 0)}`],
+            ]),
+          ),
+        );
+      } finally {
+        await new Promise((resolve) => service.close(resolve));
+      }
+    },
+  );
 
   it("kills a reactor spinning forever at its timeout while other reactors keep answering", async () => {
     const spinner = reactor("module.exports = async () => { while (true) {} };");
@@ -320,17 +456,68 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     expect(raw(outcome)).toBe("real");
   });
 
-  it("keeps reactors apart: code that hooks globals in one reactor never sees another reactor's arguments", async () => {
+  it("keeps reactors apart: hooks one reactor sets on what every reactor's code touches never see another's arguments", async () => {
+    const own = "5555555555554444";
+    // What reactor code commonly does with a card: split its digits, build a request body, keep the last four.
+    const handle = `async ({ args }) => {
+      const digits = [...args.card].map(Number);
+      const request = {};
+      request.card = args.card;
+      const body = JSON.stringify(request);
+      return { raw: { last4: args.card.slice(-4), digits: digits.length, body: body.length } };
+    }`;
+    // Hooks on what that code goes through (the harness's own copies of JSON.parse and JSON.stringify are out of
+    // reach, and JSON.parse calls no setter); what they see is kept on the global for a later invocation to report.
     const thief = reactor(`
-      const seen = [];
-      const parse = JSON.parse;
-      JSON.parse = (text, ...rest) => { seen.push(String(text)); return parse(text, ...rest); };
-      Object.defineProperty(Object.prototype, "card", { set(v) { seen.push(String(v)); }, configurable: true });
-      module.exports = async () => ({ raw: seen.join("|") });`);
-    const victim = reactor("module.exports = async ({ args }) => ({ raw: args.card.slice(-4) });");
-    await pool.invoke(thief, invocation({}));
-    expect(raw(await pool.invoke(victim, invocation({ card: SECRET })))).toBe("4242");
-    expect(raw(await pool.invoke(thief, invocation({})))).not.toContain(SECRET);
+      const stolen = (globalThis.stolen ??= { slice: [], map: [], setter: [], stringify: [] });
+      const { slice } = String.prototype;
+      String.prototype.slice = function (...rest) {
+        stolen.slice.push(String(this));
+        return slice.apply(this, rest);
+      };
+      const { map, join } = Array.prototype;
+      Array.prototype.map = function (...rest) {
+        stolen.map.push(join.call(this, ""));
+        return map.apply(this, rest);
+      };
+      Object.defineProperty(Object.prototype, "card", {
+        set(value) {
+          stolen.setter.push(String(value));
+          Object.defineProperty(this, "card", { value, writable: true, enumerable: true, configurable: true });
+        },
+        configurable: true,
+      });
+      const { stringify } = JSON;
+      JSON.stringify = (...rest) => {
+        const text = stringify(...rest);
+        stolen.stringify.push(String(text));
+        return text;
+      };
+      const handle = ${handle};
+      module.exports = async ({ args }) => (args.card === undefined ? { raw: stolen } : handle({ args }));`);
+    const victim = reactor(`module.exports = ${handle};`);
+    const heard = (captured: unknown, card: string) =>
+      Object.fromEntries(
+        Object.entries(captured as Record<string, string[]>).map(([hook, seen]) => [
+          hook,
+          seen.some((text) => text.includes(card)),
+        ]),
+      );
+
+    expect(raw(await pool.invoke(thief, invocation({ card: own })))).toEqual({
+      last4: "4444",
+      digits: 16,
+      body: 27,
+    });
+    expect(raw(await pool.invoke(victim, invocation({ card: SECRET })))).toEqual({
+      last4: "4242",
+      digits: 16,
+      body: 27,
+    });
+    const stolen = raw(await pool.invoke(thief, invocation({})));
+    // The control: in its own worker every hook caught the thief's own card and kept it for this invocation.
+    expect(heard(stolen, own)).toEqual({ slice: true, map: true, setter: true, stringify: true });
+    expect(heard(stolen, SECRET)).toEqual({ slice: false, map: false, setter: false, stringify: false });
   });
 
   it("runs workers as an unprivileged user when the server runs as root", async () => {

@@ -46,14 +46,17 @@ export function denoBinary(): string {
   return path.join(path.dirname(require.resolve(`@deno/${platform}/package.json`)), "deno");
 }
 
-/** The host's own addresses: Deno has no separate listen permission, so reactor code must not reach them either. */
+/**
+ * The host's own addresses: Deno has no separate listen permission, so reactor code must not reach them either.
+ * Link-local ones included: `fe80::…%eth0` reaches every service on the host bound to `::`, and Deno matches a
+ * denied `[fe80::…]` whatever zone the code appends.
+ */
 export function hostAddresses(): string[] {
   return Object.values(os.networkInterfaces())
     .flat()
     .flatMap((address) =>
       address === undefined ? [] : [address.family === "IPv6" ? `[${address.address}]` : address.address],
-    )
-    .filter((address) => !address.startsWith("[fe80"));
+    );
 }
 
 export interface SandboxSettings {
