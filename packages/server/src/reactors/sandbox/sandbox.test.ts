@@ -173,6 +173,20 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     });
   });
 
+  it("starts each worker with core dumps off, and as nobody when the server runs as root", async () => {
+    const worker = await ReactorWorker.start(limits, "module.exports = async () => ({});", []);
+    try {
+      // A core dump would write the worker's memory, detokenized arguments included, to disk.
+      const limitsFile = readFileSync(`/proc/${worker.pid}/limits`, "utf8");
+      expect(limitsFile).toMatch(/^Max core file size\s+0\s+0\s+bytes/m);
+      const uid = /^Uid:\s+(\d+)\s+(\d+)/m.exec(readFileSync(`/proc/${worker.pid}/status`, "utf8"));
+      const expected = process.getuid?.() === 0 ? "65534" : String(process.getuid?.());
+      expect([uid?.[1], uid?.[2]]).toEqual([expected, expected]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it("reports code that does not export a function, or throws while loading, as a load error", async () => {
     await expect(ReactorWorker.start(limits, "module.exports = 42;", [])).rejects.toThrow(
       new ReactorLoadError({ name: "Error", message: "The reactor code must export a function" }),
