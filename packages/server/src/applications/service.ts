@@ -68,13 +68,13 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
   return {
     /** Resolves an API key to its Application; an expired one is rejected before any sweeper removes it. */
     async authenticate(key: string): Promise<Principal | undefined> {
-      const configVersion = store.configVersion();
-      const application = await store.findByKeyHash(hashApiKey(key), configVersion);
+      const versions = store.versions();
+      const application = await store.findByKeyHash(hashApiKey(key), versions?.config);
       if (application === undefined || isExpired(application, clock.now())) return undefined;
       return {
         tenantId: application.tenantId,
         application,
-        ...(configVersion !== undefined && { configVersion }),
+        ...(versions !== undefined && { versions }),
       };
     },
 

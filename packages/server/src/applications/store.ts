@@ -36,7 +36,10 @@ export interface ApplicationChanges {
 }
 
 /** Every query is scoped by tenant (DESIGN §5.4) except the key lookup, which is how the tenant is found. */
-export function applicationStore(db: Executor, { readOne, configVersion }: Reads = readsThrough(db)) {
+export function applicationStore(
+  db: Executor,
+  { readOne, configVersion, versions }: Reads = readsThrough(db),
+) {
   // Authentication runs this on every request: compiled once, then only its parameter changes.
   const byKeyHash = db.selectFrom("applications").selectAll().where("key_hash", "=", "").compile();
   const byKeyHashCached = versionedCache<Application>(configVersion, KEY_CACHE_SIZE);
@@ -62,7 +65,7 @@ export function applicationStore(db: Executor, { readOne, configVersion }: Reads
         .execute();
     },
 
-    /** Current when `at` is the store's configVersion read just before (versioned-cache.ts). */
+    /** Current when `at` is the store's configuration version read just before (versioned-cache.ts). */
     findByKeyHash(keyHash: string, at?: number): Promise<Application | undefined> {
       return byKeyHashCached(
         keyHash,
@@ -74,7 +77,7 @@ export function applicationStore(db: Executor, { readOne, configVersion }: Reads
       );
     },
 
-    configVersion,
+    versions,
 
     async findById(tenantId: string, id: string): Promise<Application | undefined> {
       const row = await db

@@ -1,3 +1,4 @@
+import type { StoreVersions } from "../storage/database.js";
 import type { ApplicationType, Permission } from "../access/permissions.js";
 import type { AccessRule } from "../access/rules.js";
 
@@ -22,8 +23,8 @@ export interface Principal {
   /** The request this principal acts in, for the audit log. */
   readonly requestId?: string;
   /**
-   * The store's configuration version read when the key was authenticated (SQLite only): the request's other
-   * lookups of rows kept in memory (its reactor) are checked against it instead of reading it again.
+   * The store's versions read when the key was authenticated (SQLite only): the request's other lookups of rows
+   * kept in memory (its reactor, its tokens) are checked against them instead of reading them again.
    */
-  readonly configVersion?: number;
+  readonly versions?: StoreVersions;
 }

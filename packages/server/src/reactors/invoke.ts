@@ -229,7 +229,7 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
 
     /** POST /reactors/{id}/react, synchronously, with the server's reactor timeout. */
     async react(principal: Principal, reactorId: string, body: { args?: unknown }): Promise<ReactAnswer> {
-      const reactor = await load(principal.tenantId, reactorId, principal.configVersion);
+      const reactor = await load(principal.tenantId, reactorId, principal.versions?.config);
       const args = await detokenize(principal, body.args, { action: "reactor.react", reactorId });
       return execute(principal.tenantId, principal.application.id, reactor, args, deps.runtime.timeoutMs);
     },

@@ -134,6 +134,39 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     },
   );
 
+  it("reads both versions at once where there are versions (SQLite), and none on PostgreSQL", async () => {
+    if (STORE === "postgres") {
+      expect(store.versions()).toBeUndefined();
+      return;
+    }
+    const tenant = { id: "t-versions", name: "t", created_by: null, created_at: "2026-01-01T00:00:00.000Z" };
+    await store.db.insertInto("tenants").values(tenant).execute();
+    const before = store.versions()!;
+    expect(before).toEqual({ config: store.configVersion(), tokens: store.tokenVersion() });
+    await store.db
+      .insertInto("reactors")
+      .values({
+        id: "r-versions",
+        tenant_id: tenant.id,
+        name: "r",
+        name_folded: "r",
+        code: "module.exports = async () => ({})",
+        configuration: "x",
+        key_version: 1,
+        application_id: null,
+        version: 1,
+        created_by: null,
+        created_at: tenant.created_at,
+        modified_by: null,
+        modified_at: null,
+      })
+      .execute();
+    const after = store.versions()!;
+    expect(after).toEqual({ config: store.configVersion(), tokens: store.tokenVersion() });
+    expect(after.config).toBeGreaterThan(before.config);
+    expect(after.tokens).toBe(before.tokens);
+  });
+
   it.skipIf(STORE !== "sqlite")(
     "moves the token version with token writes only, not with other commits",
     async () => {

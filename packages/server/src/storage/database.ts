@@ -56,7 +56,10 @@ export function runThrough(db: Executor): RunWrite {
 }
 
 /** The read paths a store offers beside its query builder. */
-export type Reads = Pick<Store, "readOne" | "readAll" | "readArrays" | "tokenVersion" | "configVersion">;
+export type Reads = Pick<
+  Store,
+  "readOne" | "readAll" | "readArrays" | "tokenVersion" | "configVersion" | "versions"
+>;
 
 export function readsThrough(db: Executor): Reads {
   return {
@@ -65,6 +68,7 @@ export function readsThrough(db: Executor): Reads {
     readArrays: readArraysThrough(db),
     tokenVersion: () => undefined,
     configVersion: () => undefined,
+    versions: () => undefined,
   };
 }
 
@@ -86,6 +90,11 @@ export interface Store {
    */
   configVersion(): number | undefined;
   /**
+   * Both versions in one read: what a request reads once, when it is authenticated, so that its later lookups of
+   * rows kept in memory (its reactor, its tokens) cost no read at all.
+   */
+  versions(): StoreVersions | undefined;
+  /**
    * Runs `fn` in one transaction; on PostgreSQL `lock` names an advisory lock held until it ends, and `snapshot`
    * makes every statement see the same committed state (repeatable read; PostgreSQL's default, read committed,
    * lets a commit land between two reads). SQLite's transactions are snapshots already.
@@ -105,6 +114,11 @@ export interface Store {
   /** For metrics: connections open and idle, and work waiting for one (queued writes on SQLite). */
   poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface StoreVersions {
+  readonly config: number;
+  readonly tokens: number;
 }
 
 export interface TransactionOptions {
@@ -152,6 +166,7 @@ function openSqlite(file: string): Store {
     readArrays: reader?.readArrays ?? readArraysThrough(db),
     tokenVersion: () => reader?.tokenVersion(),
     configVersion: () => reader?.configVersion(),
+    versions: () => reader?.versions(),
     transaction: (fn) => db.transaction().execute(fn),
     write: commits.write,
     ping: async () => {
@@ -189,6 +204,7 @@ function openReader(file: string): {
   readArrays: ReadArrays;
   tokenVersion(): number;
   configVersion(): number;
+  versions(): StoreVersions;
   close(): void;
 } {
   const connection = new SQLite(file);
@@ -199,6 +215,7 @@ function openReader(file: string): {
   // Raw mode belongs to a statement, so statements read as arrays have a cache of their own.
   const prepareRaw = statementCache(connection, (statement) => statement.raw(true));
   // Prepared on first use: the tables exist only once the store is migrated, after this connection opens.
+  let versions: SQLite.Statement | undefined;
   const counter = (table: string) => {
     let statement: SQLite.Statement | undefined;
     return () =>
@@ -212,6 +229,11 @@ function openReader(file: string): {
       prepareRaw(query.sql).all(...query.parameters) as Row[],
     tokenVersion: counter("token_generation"),
     configVersion: counter("config_generation"),
+    versions: () =>
+      (versions ??= connection.prepare(
+        "select (select value from config_generation where id = 1) as config, " +
+          "(select value from token_generation where id = 1) as tokens",
+      )).get() as StoreVersions,
     close: () => connection.close(),
   };
 }

@@ -100,4 +100,85 @@ describe("versionedCache", () => {
       ),
     );
   });
+
+  it("answers several keys at once from memory, loading only those it does not hold at the version", async () => {
+    let version = 1;
+    const loads: (readonly string[])[] = [];
+    const cached = versionedCache<{ key: string; at: number }>(() => version, 10);
+    const load = async (missing: readonly string[]) => {
+      loads.push(missing);
+      return new Map(missing.filter((k) => k !== "gone").map((k) => [k, { key: k, at: version }]));
+    };
+    expect(await cached("a", async () => ({ key: "a", at: 0 }))).toEqual({ key: "a", at: 0 });
+    const first = await cached.many(["a", "b", "gone"], load);
+    expect(Object.fromEntries(first)).toEqual({ a: { key: "a", at: 0 }, b: { key: "b", at: 1 } });
+    expect(loads).toEqual([["b", "gone"]]);
+    // A miss is not kept, so "gone" is asked for again; "a" and "b" are not.
+    await cached.many(["a", "b", "gone"], load);
+    expect(loads).toEqual([["b", "gone"], ["gone"]]);
+    version = 2;
+    const after = await cached.many(["a", "b"], load);
+    expect(Object.fromEntries(after)).toEqual({ a: { key: "a", at: 2 }, b: { key: "b", at: 2 } });
+    expect(loads.at(-1)).toEqual(["a", "b"]);
+    // Held at 2, so a request still at 1 loads "a" again (without filing it over the newer entry); one at 2 loads nothing.
+    expect((await cached.many(["a"], load, 1)).get("a")).toEqual({ key: "a", at: 2 });
+    expect(loads.at(-1)).toEqual(["a"]);
+    const held = loads.length;
+    await cached.many(["a", "b"], load, 2);
+    expect(loads).toHaveLength(held);
+  });
+
+  it("loads every key every time where the store has no version", async () => {
+    const loads: (readonly string[])[] = [];
+    const cached = versionedCache<{ n: number }>(() => undefined, 10);
+    const load = async (missing: readonly string[]) => {
+      loads.push(missing);
+      return new Map(missing.map((k) => [k, { n: 1 }]));
+    };
+    await cached.many(["a", "b"], load);
+    await cached.many(["a", "b"], load);
+    expect(loads).toEqual([
+      ["a", "b"],
+      ["a", "b"],
+    ]);
+  });
+
+  it("answers what the database holds, key by key or several at once, whatever writes and deletes come between", async () => {
+    const keys = fc.constantFrom("a", "b", "c", "d");
+    const step = fc.oneof(
+      fc.record({ kind: fc.constant("get" as const), key: keys }),
+      fc.record({ kind: fc.constant("many" as const), keys: fc.uniqueArray(keys, { maxLength: 4 }) }),
+      fc.record({ kind: fc.constant("write" as const), key: keys }),
+      fc.record({ kind: fc.constant("delete" as const), key: keys }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(step, { maxLength: 60 }),
+        fc.integer({ min: 1, max: 4 }),
+        async (steps, capacity) => {
+          const rows = new Map<string, number>();
+          let version = 0;
+          const cached = versionedCache<{ value: number }>(() => version, capacity);
+          const inDatabase = (key: string) => (rows.has(key) ? { value: rows.get(key)! } : undefined);
+          for (const s of steps) {
+            if (s.kind === "write" || s.kind === "delete") {
+              if (s.kind === "write") rows.set(s.key, (rows.get(s.key) ?? 0) + 1);
+              else rows.delete(s.key);
+              version += 1;
+            } else if (s.kind === "get") {
+              expect(await cached(s.key, async () => inDatabase(s.key))).toEqual(inDatabase(s.key));
+            } else {
+              const got = await cached.many(
+                s.keys,
+                async (missing) =>
+                  new Map(missing.flatMap((k) => (rows.has(k) ? [[k, inDatabase(k)!]] : []))),
+              );
+              const expected = s.keys.flatMap((k) => (rows.has(k) ? [[k, inDatabase(k)]] : []));
+              expect(Object.fromEntries(got)).toEqual(Object.fromEntries(expected));
+            }
+          }
+        },
+      ),
+    );
+  });
 });

@@ -705,6 +705,71 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
     });
   });
 
+  // On SQLite, lookups by id are kept in memory while no token is written (tokens/store.ts); these read every token
+  // first, so that the next request would be answered from memory if a change went unnoticed.
+  describe("tokens kept in memory", () => {
+    const read = (id: string, key = backend) => server.request("GET", `/tokens/${id}`, { key });
+    const detokenize = (id: string) =>
+      server.request("POST", "/detokenize", {
+        key: backend,
+        body: { card: `{{ ${id} }}`, n: [`{{ ${id} }}`] },
+      });
+
+    it("sees a change and a deletion made by another connection on the very next request", async () => {
+      const card = await create({ type: "card_number", data: CARD, metadata: { step: "1" } });
+      expect((await read(card.id)).body.metadata).toEqual({ step: "1" });
+      expect((await detokenize(card.id)).body).toEqual({ card: CARD, n: [CARD] });
+      // As another server or the CLI would: a connection of its own, and no request through this server.
+      const other = server.database.open();
+      try {
+        await other.db
+          .updateTable("tokens")
+          .set({ metadata: '{"step":"2"}' })
+          .where("id", "=", card.id)
+          .execute();
+        expect((await read(card.id)).body.metadata).toEqual({ step: "2" });
+        await other.db.deleteFrom("tokens").where("id", "=", card.id).execute();
+      } finally {
+        await other.close();
+      }
+      expectProblem(await read(card.id), 404, { detail: new RegExp(card.id) });
+      expectProblem(await detokenize(card.id), 400, {
+        errors: { body: [`token ${card.id} does not exist`] },
+      });
+    });
+
+    it("hides a token read from memory from the moment it expires", async () => {
+      const expiresAt = new Date(server.clock.now().getTime() + 60_000).toISOString();
+      const token = await create({ type: "card_number", data: CARD, expires_at: expiresAt });
+      expect((await read(token.id)).status).toBe(200);
+      expect((await detokenize(token.id)).body).toEqual({ card: CARD, n: [CARD] });
+      server.clock.advance(60_001);
+      expectProblem(await read(token.id), 404, { code: "not-found" });
+      expectProblem(await detokenize(token.id), 400, {
+        errors: { body: [`token ${token.id} does not exist`] },
+      });
+    });
+
+    it("answers another tenant's id like a missing one while its owner's read is held", async () => {
+      const card = await create({ type: "card_number", data: CARD });
+      expect((await read(card.id)).body.data).toBe(CARD);
+      const tenant = await server.request("POST", "/tenants", { body: { name: "Reader of others" } });
+      const outsider = await server.request("POST", "/applications", {
+        key: tenant.body.application.key,
+        body: { name: "outsider", type: "private", permissions: ["token:read", "token:use"] },
+      });
+      expectProblem(await read(card.id, outsider.body.key), 404, { code: "not-found" });
+      expectProblem(
+        await server.request("POST", "/detokenize", {
+          key: outsider.body.key,
+          body: { card: `{{ ${card.id} }}` },
+        }),
+        400,
+        { errors: { body: [`token ${card.id} does not exist`] } },
+      );
+    });
+  });
+
   describe("tenant isolation", () => {
     it("answers another tenant's token ids like missing ones", async () => {
       const token = await create({ type: "card_number", data: CARD });

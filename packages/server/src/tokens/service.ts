@@ -461,7 +461,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
   }
 
   async function findVisible(principal: Principal, id: string, permission: TokenPermission) {
-    const stored = await tokens.findById(principal.tenantId, id, now());
+    const stored = await tokens.findById(principal.tenantId, id, now(), principal.versions?.tokens);
     if (stored === undefined) throw AppError.notFound(`Token ${id}`);
     return { stored, decision: decideOrNotFound(principal, permission, stored.record) };
   }
@@ -761,7 +761,12 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       if (ids.size > MAX_DETOKENIZE_TOKENS) {
         throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });
       }
-      const found = await tokens.findManyByIds(principal.tenantId, [...ids], now());
+      const found = await tokens.findManyByIds(
+        principal.tenantId,
+        [...ids],
+        now(),
+        principal.versions?.tokens,
+      );
       const byId = new Map(found.map((t) => [t.record.id, t]));
       const missing = [...ids].filter((id) => !byId.has(id));
       if (missing.length > 0) {

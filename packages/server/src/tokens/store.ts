@@ -11,6 +11,7 @@ import {
 import type { Predicate } from "../search/predicate.js";
 import { readsThrough, runThrough, type Executor, type Reads, type RunWrite } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
+import { versionedCache } from "../storage/versioned-cache.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
 
@@ -157,10 +158,27 @@ function searchCache(reads: Reads) {
   };
 }
 
+/**
+ * Tokens kept in memory per store, as stored: sealed data, never plaintext. 4,096 rows of about 1 KB each: the
+ * tokens a vault's callers keep reading (the cards of a checkout flow, a reactor's arguments), not the whole table.
+ */
+const TOKEN_CACHE_SIZE = 4_096;
+
+/** Keyed by tenant and id together: another tenant's id must miss, as the query would. */
+const rowKey = (tenantId: string, id: string) => `${tenantId}/${id}`;
+
+/** The queries' own test, for rows that come from memory: ISO timestamps compare as text in SQL too. */
+const unexpired = (stored: StoredToken, now: string) =>
+  stored.record.expiresAt === null || stored.record.expiresAt > now;
+
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
 export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
   const { readOne, readAll, readArrays } = reads;
   const cached = searchCache(reads);
+  // Lookups by id go through memory while no token has been written (Store.tokenVersion, which any token write
+  // by any connection moves in its own transaction): a read after a commit otherwise pays SQLite's reset of the
+  // reader's page cache, most of what a react's and a token read's lookups cost.
+  const rows = versionedCache<StoredToken>(reads.tokenVersion, TOKEN_CACHE_SIZE);
   const searches = searchStatements(db);
   const nextExpiry = async (now: string) =>
     (
@@ -274,21 +292,46 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
       return true;
     },
 
-    async findById(tenantId: string, id: string, now: string): Promise<StoredToken | undefined> {
-      byId ??= compileById();
-      const row = await readOne<Row>(CompiledQuery.raw(byId.sql, [tenantId, id, now]));
-      return row && fromRow(row);
+    /** `at`: the token version read when the request was authenticated (Principal's versions). */
+    async findById(tenantId: string, id: string, now: string, at?: number): Promise<StoredToken | undefined> {
+      const stored = await rows(
+        rowKey(tenantId, id),
+        async () => {
+          byId ??= compileById();
+          const row = await readOne<Row>(CompiledQuery.raw(byId.sql, [tenantId, id, now]));
+          return row && fromRow(row);
+        },
+        at,
+      );
+      return stored !== undefined && unexpired(stored, now) ? stored : undefined;
     },
 
-    async findManyByIds(tenantId: string, ids: readonly string[], now: string): Promise<StoredToken[]> {
+    /** In the order of `ids`, those that exist and have not expired. */
+    async findManyByIds(
+      tenantId: string,
+      ids: readonly string[],
+      now: string,
+      at?: number,
+    ): Promise<StoredToken[]> {
       if (ids.length === 0) return [];
-      let statement = byIds.get(ids.length);
-      if (statement === undefined) {
-        statement = compileByIds(ids.length);
-        byIds.set(ids.length, statement);
-      }
-      const rows = await readAll<Row>(CompiledQuery.raw(statement.sql, [tenantId, ...ids, now]));
-      return rows.map(fromRow);
+      const found = await rows.many(
+        ids.map((id) => rowKey(tenantId, id)),
+        async (missing) => {
+          let statement = byIds.get(missing.length);
+          if (statement === undefined) {
+            statement = compileByIds(missing.length);
+            byIds.set(missing.length, statement);
+          }
+          const missingIds = missing.map((key) => key.slice(tenantId.length + 1));
+          const loaded = await readAll<Row>(CompiledQuery.raw(statement.sql, [tenantId, ...missingIds, now]));
+          return new Map(loaded.map((row) => [rowKey(tenantId, row.id), fromRow(row)]));
+        },
+        at,
+      );
+      return ids.flatMap((id) => {
+        const stored = found.get(rowKey(tenantId, id));
+        return stored !== undefined && unexpired(stored, now) ? [stored] : [];
+      });
     },
 
     async findByFingerprint(
