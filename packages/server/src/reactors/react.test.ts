@@ -250,6 +250,24 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     });
   });
 
+  it("answers a 50 MB result with 500 reactor-failed at the default limits, and keeps serving", async () => {
+    const id = await reactor(
+      `module.exports = async ({ args }) => ({ raw: args.huge ? "x".repeat(50 * 1024 * 1024) : "small" });`,
+    );
+    const huge = await react(id, { args: { huge: true } });
+    // Which limit stops it first depends on how fast the worker runs: the 8 MiB cap on what it writes, or its
+    // memory (the string and its JSON frame together come close to the 128 MiB heap). Either way it is ended.
+    expectProblem(huge, 500, {
+      code: "reactor-failed",
+      detail:
+        /^The reactor failed: the reactor(?:'s output exceeded 8388608 bytes| ran out of memory.*| used more than 384 MiB of memory)\.$/,
+    });
+    expect(huge.text.length).toBeLessThan(4096);
+    const small = await react(id, { args: { huge: false } });
+    expect(small.status, small.text).toBe(200);
+    expect(small.body).toEqual({ raw: "small" });
+  });
+
   it("answers 504 when the code runs past the timeout, while other requests are served", async () => {
     const id = await reactor("module.exports = async () => { while (true) {} };");
     const spinning = react(id, {});
