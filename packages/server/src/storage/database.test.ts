@@ -12,6 +12,23 @@ import {
 import { type Executor, type Store } from "./database.js";
 import { migrateToLatest } from "./migrate.js";
 
+/** A reactor row as the triggers of migration 0010 see it; its content does not matter here. */
+const reactorRow = (tenantId: string, id: string, applicationId: string | null) => ({
+  id,
+  tenant_id: tenantId,
+  name: "r",
+  name_folded: "r",
+  code: "module.exports = async () => ({})",
+  configuration: "x",
+  key_version: 1,
+  application_id: applicationId,
+  version: 1,
+  created_by: null,
+  created_at: "2026-01-01T00:00:00.000Z",
+  modified_by: null,
+  modified_at: null,
+});
+
 const meta = (db: Executor, key: string) =>
   db.selectFrom("tessera_meta").select("value").where("key", "=", key).executeTakeFirst();
 
@@ -145,21 +162,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     expect(before).toEqual({ config: store.configVersion(), tokens: store.tokenVersion() });
     await store.db
       .insertInto("reactors")
-      .values({
-        id: "r-versions",
-        tenant_id: tenant.id,
-        name: "r",
-        name_folded: "r",
-        code: "module.exports = async () => ({})",
-        configuration: "x",
-        key_version: 1,
-        application_id: null,
-        version: 1,
-        created_by: null,
-        created_at: tenant.created_at,
-        modified_by: null,
-        modified_at: null,
-      })
+      .values(reactorRow(tenant.id, "r-versions", null))
       .execute();
     const after = store.versions()!;
     expect(after).toEqual({ config: store.configVersion(), tokens: store.tokenVersion() });
@@ -241,21 +244,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
       expect(moved()).toBe(true);
       await store.db
         .insertInto("reactors")
-        .values({
-          id: "r",
-          tenant_id: tenant.id,
-          name: "r",
-          name_folded: "r",
-          code: "module.exports = async () => ({})",
-          configuration: "x",
-          key_version: 1,
-          application_id: "app",
-          version: 1,
-          created_by: null,
-          created_at: at,
-          modified_by: null,
-          modified_at: null,
-        })
+        .values(reactorRow(tenant.id, "r", "app"))
         .execute();
       expect(moved()).toBe(true);
       await store.db.updateTable("reactors").set({ version: 2 }).execute();

@@ -98,19 +98,11 @@ function errorModule() {
   });
 }
 
-/** The classes of errorModule() a thrown value is checked against, most specific first. */
-const ERROR_CLASS_NAMES = [
-  "CustomHttpResponseError",
-  "AuthenticationError",
-  "AuthorizationError",
-  "BadRequestError",
-  "InvalidPaymentMethodError",
-  "InvalidReactorConfigurationError",
-  "RateLimitError",
-  "ReactorRuntimeError",
-  "ServiceUnavailableError",
-];
 const reactorErrors = errorModule();
+/** Every class of errorModule() but their common base: each extends the base directly. */
+const ERROR_CLASS_NAMES = Object.keys(reactorErrors).filter(
+  (name) => reactorErrors[name] !== reactorErrors.ReactorError,
+);
 
 /**
  * The error class the host maps a thrown value by. Basis Theory's formulas SDK tells its classes apart with
