@@ -1444,6 +1444,11 @@ export interface paths {
                         args?: unknown;
                         /** @description Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as a signed Standard Webhooks message. Private, loopback and link-local targets are refused. */
                         callback_url?: string;
+                        /**
+                         * @deprecated
+                         * @description The same as `callback_url`, in the spelling Basis Theory's JavaScript SDK sends (wire-format §7). Giving both with different values is a 400.
+                         */
+                        callbackUrl?: string;
                         /** @description Asynchronous invocations only: how long the reactor may run (default 10000). */
                         timeout_ms?: number;
                     };

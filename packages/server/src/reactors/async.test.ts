@@ -297,6 +297,19 @@ describe.skipIf(STORE_UNAVAILABLE)("asynchronous reactor invocations", () => {
     expect(ids.filter((value) => value === `msg_${undelivered}`)).toHaveLength(2);
   });
 
+  it("takes callbackUrl, the spelling Basis Theory's JavaScript SDK sends, as callback_url", async () => {
+    const id = await reactor(ECHO);
+    const before = receiver.received.length;
+    const response = await react(id, { args: { n: 1 }, callbackUrl: `${receiver.url}/camel` });
+    expect(response.status, response.text).toBe(202);
+    const [hook] = (await receiver.waitFor(before + 1)).slice(before);
+    expect(hook!.path).toBe("/camel");
+    expect(hook!.body.data).toMatchObject({ id: response.body.id, result: { raw: { args: { n: 1 } } } });
+    expectProblem(await react(id, { callbackUrl: "ftp://example.com/hook" }), 400, {
+      errors: { callback_url: ["must be an http or https URL"] },
+    });
+  });
+
   it("refuses bad invocations before storing anything, each with its field", async () => {
     const id = await reactor(ECHO);
     const hook = `${receiver.url}/hook`;

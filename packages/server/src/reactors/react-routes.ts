@@ -29,6 +29,16 @@ const ReactBody = Type.Object(
           "a signed Standard Webhooks message. Private, loopback and link-local targets are refused.",
       }),
     ),
+    callbackUrl: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CALLBACK_URL_LENGTH,
+        deprecated: true,
+        description:
+          "The same as `callback_url`, in the spelling Basis Theory's JavaScript SDK sends (wire-format §7). " +
+          "Giving both with different values is a 400.",
+      }),
+    ),
     timeout_ms: Type.Optional(
       Type.Integer({
         minimum: ASYNC_TIMEOUT_MS.min,
@@ -116,7 +126,8 @@ export function reactRoutes(
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const { args, callback_url: callbackUrl, timeout_ms: timeoutMs } = request.body;
+        const { args, timeout_ms: timeoutMs } = request.body;
+        const callbackUrl = callbackUrlOf(request.body);
         if (callbackUrl !== undefined) {
           const accepted = await invocations.enqueue(principal, request.params.id, {
             ...(args !== undefined && { args }),
@@ -162,4 +173,13 @@ export function reactRoutes(
         ),
     );
   };
+}
+
+/** `callback_url`, or its camelCase spelling; both at once must agree. */
+function callbackUrlOf(body: { callback_url?: string; callbackUrl?: string }): string | undefined {
+  const { callback_url: snake, callbackUrl: camel } = body;
+  if (snake !== undefined && camel !== undefined && snake !== camel) {
+    throw AppError.validation({ callbackUrl: ["differs from callback_url; send one of them"] });
+  }
+  return snake ?? camel;
 }

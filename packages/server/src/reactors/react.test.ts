@@ -296,9 +296,15 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     expectProblem(await react(id, { args: {} }, reader), 403, { detail: /lacks the permission token:use/ });
     // The prefix of the credentials the server issues to itself buys nothing without one actually issued.
     expectProblem(await react(id, { args: {} }, `tsi_${"A".repeat(43)}`), 401, { code: "unauthenticated" });
-    expectProblem(await react(id, { args: {}, callbackUrl: "https://example.com" }), 400, {
-      code: "validation-failed",
-    });
+    expectProblem(
+      await react(id, {
+        args: {},
+        callback_url: "https://example.com/a",
+        callbackUrl: "https://example.com/b",
+      }),
+      400,
+      { code: "validation-failed", errors: { callbackUrl: ["differs from callback_url; send one of them"] } },
+    );
   });
 
   it("answers 404 for a missing reactor and for another tenant's", async () => {
