@@ -214,26 +214,23 @@ function openReader(file: string): {
   const prepare = statementCache(connection);
   // Raw mode belongs to a statement, so statements read as arrays have a cache of their own.
   const prepareRaw = statementCache(connection, (statement) => statement.raw(true));
-  // Prepared on first use: the tables exist only once the store is migrated, after this connection opens.
-  let versions: SQLite.Statement | undefined;
-  const counter = (table: string) => {
-    let statement: SQLite.Statement | undefined;
-    return () =>
-      (statement ??= connection.prepare(`select value from ${table} where id = 1`).pluck()).get() as number;
-  };
+  // Prepared on first use: the tables exist only once the store is migrated, after this connection opens. One
+  // statement serves both counters: reading one more row in the same read transaction costs next to nothing.
+  let versionsStatement: SQLite.Statement | undefined;
+  const versions = () =>
+    (versionsStatement ??= connection.prepare(
+      "select (select value from config_generation where id = 1) as config, " +
+        "(select value from token_generation where id = 1) as tokens",
+    )).get() as StoreVersions;
   return {
     readOne: async <Row>(query: CompiledQuery) =>
       prepare(query.sql).get(...query.parameters) as Row | undefined,
     readAll: async <Row>(query: CompiledQuery) => prepare(query.sql).all(...query.parameters) as Row[],
     readArrays: async <Row extends readonly unknown[]>(query: CompiledQuery) =>
       prepareRaw(query.sql).all(...query.parameters) as Row[],
-    tokenVersion: counter("token_generation"),
-    configVersion: counter("config_generation"),
-    versions: () =>
-      (versions ??= connection.prepare(
-        "select (select value from config_generation where id = 1) as config, " +
-          "(select value from token_generation where id = 1) as tokens",
-      )).get() as StoreVersions,
+    tokenVersion: () => versions().tokens,
+    configVersion: () => versions().config,
+    versions,
     close: () => connection.close(),
   };
 }

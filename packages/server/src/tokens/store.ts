@@ -322,6 +322,7 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
             statement = compileByIds(missing.length);
             byIds.set(missing.length, statement);
           }
+          // Back from rowKey's `<tenant>/<id>` to the id.
           const missingIds = missing.map((key) => key.slice(tenantId.length + 1));
           const loaded = await readAll<Row>(CompiledQuery.raw(statement.sql, [tenantId, ...missingIds, now]));
           return new Map(loaded.map((row) => [rowKey(tenantId, row.id), fromRow(row)]));

@@ -90,7 +90,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation runner", () => {
       await runner.stop();
     }
     expect(ran).toBe(false);
-    const record = await invocations.findById(tenantId, id);
+    const record = (await invocations.findById(tenantId, id))?.record;
     expect(record).toMatchObject({
       status: "failed",
       runAttempts: MAX_RUN_ATTEMPTS + 1,

@@ -74,7 +74,7 @@ export function createInvocationService(deps: InvocationServiceDeps) {
      * the tenant may not be allowed to see. To anyone else it is missing.
      */
     async get(principal: Principal, reactorId: string, invocationId: string): Promise<InvocationView> {
-      const found = await deps.store.findWithAttempts(principal.tenantId, invocationId);
+      const found = await deps.store.findById(principal.tenantId, invocationId);
       if (
         found === undefined ||
         found.record.reactorId !== reactorId ||

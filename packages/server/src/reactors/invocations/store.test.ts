@@ -120,7 +120,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     expect(await invocations.finishRun(first!, "dies", finished)).toBe(false);
     expect(await invocations.finishRun(second!, "other", finished)).toBe(true);
     expect(await invocations.finishRun(second!, "other", finished)).toBe(false);
-    const row = await invocations.findById(tenantId, id);
+    const row = (await invocations.findById(tenantId, id))?.record;
     expect(row).toMatchObject({
       status: "completed",
       args: null,
@@ -149,7 +149,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     });
     expect(await invocations.recordDelivery(first!, "dies", attempt(1))).toBe(false);
     expect(await invocations.recordDelivery(second!, "other", attempt(2))).toBe(true);
-    expect(await invocations.findWithAttempts(tenantId, id)).toMatchObject({
+    expect(await invocations.findById(tenantId, id)).toMatchObject({
       record: { deliveryStatus: "delivered", deliveredAt: at(21_000), deliverAfter: null },
       attempts: [attempt(2).attempt],
     });
@@ -159,7 +159,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     const id = await enqueue(0);
     const claimed = await invocations.claimRun(claimAt("busy", 0));
     await invocations.releaseRun(claimed!, "busy", at(1_000));
-    expect(await invocations.findById(tenantId, id)).toMatchObject({
+    expect((await invocations.findById(tenantId, id))?.record).toMatchObject({
       status: "pending",
       runAttempts: 0,
       runAfter: at(1_000),

@@ -1,35 +1,9 @@
 import type { Selectable } from "kysely";
-import type { Executor, Store } from "../../storage/database.js";
+import type { Store } from "../../storage/database.js";
 import type { ReactorInvocationsTable } from "../../storage/schema.js";
 import type { DeliveryAttempt, DeliveryStatus, InvocationRecord, InvocationStatus } from "./types.js";
 
 type Row = Selectable<ReactorInvocationsTable>;
-
-async function findIn(db: Executor, tenantId: string, id: string): Promise<InvocationRecord | undefined> {
-  const row = await db
-    .selectFrom("reactor_invocations")
-    .selectAll()
-    .where("tenant_id", "=", tenantId)
-    .where("id", "=", id)
-    .executeTakeFirst();
-  return row && fromRow(row);
-}
-
-async function attemptsIn(db: Executor, invocationId: string): Promise<DeliveryAttempt[]> {
-  const rows = await db
-    .selectFrom("webhook_delivery_attempts")
-    .selectAll()
-    .where("invocation_id", "=", invocationId)
-    .orderBy("attempt")
-    .execute();
-  return rows.map((row) => ({
-    attempt: Number(row.attempt),
-    attemptedAt: row.attempted_at,
-    durationMs: Number(row.duration_ms),
-    responseStatus: row.response_status === null ? null : Number(row.response_status),
-    error: row.error,
-  }));
-}
 
 function fromRow(row: Row): InvocationRecord {
   return {
@@ -129,22 +103,39 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
         .execute();
     },
 
-    async findById(tenantId: string, id: string): Promise<InvocationRecord | undefined> {
-      return findIn(db, tenantId, id);
-    },
-
     /**
      * An invocation and its delivery attempts as of one moment. Read apart, a delivery recorded between the two
      * reads would show its attempt beside the lease that was running it.
      */
-    async findWithAttempts(
+    async findById(
       tenantId: string,
       id: string,
     ): Promise<{ record: InvocationRecord; attempts: DeliveryAttempt[] } | undefined> {
       return store.transaction(
         async (trx) => {
-          const record = await findIn(trx, tenantId, id);
-          return record && { record, attempts: await attemptsIn(trx, id) };
+          const row = await trx
+            .selectFrom("reactor_invocations")
+            .selectAll()
+            .where("tenant_id", "=", tenantId)
+            .where("id", "=", id)
+            .executeTakeFirst();
+          if (row === undefined) return undefined;
+          const attempts = await trx
+            .selectFrom("webhook_delivery_attempts")
+            .selectAll()
+            .where("invocation_id", "=", id)
+            .orderBy("attempt")
+            .execute();
+          return {
+            record: fromRow(row),
+            attempts: attempts.map((a) => ({
+              attempt: Number(a.attempt),
+              attemptedAt: a.attempted_at,
+              durationMs: Number(a.duration_ms),
+              responseStatus: a.response_status === null ? null : Number(a.response_status),
+              error: a.error,
+            })),
+          };
         },
         { snapshot: true },
       );
