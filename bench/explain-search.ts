@@ -9,7 +9,7 @@ import { loadConfig } from "../packages/server/src/config.js";
 import { blindIndex } from "../packages/server/src/crypto/blind-index.js";
 import { createKeyring } from "../packages/server/src/crypto/keyring.js";
 import { createLogger, openVault } from "../packages/server/src/main.js";
-import { resolveMasterKey } from "../packages/server/src/master-key.js";
+import { readMasterKey } from "../packages/server/src/master-key.js";
 import { compileSearch, coversEverything, topLevelPaths } from "../packages/server/src/search/compile.js";
 import { parseQuery } from "../packages/server/src/search/parser.js";
 import { toPredicate } from "../packages/server/src/search/predicate.js";
@@ -49,9 +49,11 @@ async function main(argv: string[]): Promise<number> {
     const principal = await vault.applications.authenticate(manifest.searchKey);
     if (principal === undefined) throw new Error("the corpus's search key is not valid in its store");
     // The same scope the service builds for this caller (tokens/service.ts, search).
+    const masterKey = readMasterKey(config.masterKey);
+    if (!("key" in masterKey)) throw new Error(`no master key at ${masterKey.missingDevFile}`);
     const keys = createTenantKeys({
       db: vault.store.db,
-      keyring: createKeyring(resolveMasterKey(config.masterKey).key),
+      keyring: createKeyring(masterKey.key),
       clock: systemClock,
     });
     const indexKey = (await keys.current(principal.tenantId, "index")).key;

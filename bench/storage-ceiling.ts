@@ -27,7 +27,7 @@ if (
 
 // The real migrations through Tessera's own store, so the tables, keys, indexes and foreign keys are exactly the
 // ones the server writes to. Its connection is closed again: the loop below must not pay for Kysely.
-const store = openStore({ kind: "sqlite", path: dbFile });
+const store = openStore({ kind: "sqlite", path: dbFile, walLimitBytes: 64 * 1024 * 1024 });
 await migrateToLatest(store);
 await store.close();
 

@@ -23,7 +23,7 @@ describe("loadConfig", () => {
       host: "127.0.0.1",
       port: 3000,
       dataDir: "/srv/data",
-      database: { kind: "sqlite", path: "/srv/data/tessera.db" },
+      database: { kind: "sqlite", path: "/srv/data/tessera.db", walLimitBytes: 64 * 1024 * 1024 },
       masterKey: { kind: "dev-file", path: "/srv/data/master.key" },
       bootstrapKey: undefined,
       logLevel: "info",
@@ -61,13 +61,26 @@ describe("loadConfig", () => {
   });
 
   it.each([
-    ["sqlite:db/x.db", { kind: "sqlite", path: "/srv/db/x.db" }],
-    ["sqlite::memory:", { kind: "sqlite", path: ":memory:" }],
+    ["sqlite:db/x.db", { kind: "sqlite", path: "/srv/db/x.db", walLimitBytes: 64 * 1024 * 1024 }],
+    ["sqlite::memory:", { kind: "sqlite", path: ":memory:", walLimitBytes: 64 * 1024 * 1024 }],
     ["postgresql://localhost/x", { kind: "postgres", url: "postgresql://localhost/x" }],
   ])("parses TESSERA_DATABASE_URL=%s", (url, database) => {
     expect(loadConfig({ TESSERA_DATABASE_URL: url, TESSERA_MASTER_KEY: KEY }, "/srv").database).toEqual(
       database,
     );
+  });
+
+  it("reads the SQLite WAL limit in MiB, refusing what is not a whole number from 1 to 65536", () => {
+    expect(loadConfig({ TESSERA_SQLITE_WAL_LIMIT_MB: "8" }, "/srv").database).toEqual({
+      kind: "sqlite",
+      path: "/srv/data/tessera.db",
+      walLimitBytes: 8 * 1024 * 1024,
+    });
+    for (const value of ["0", "65537", "1.5", "64MB"]) {
+      expect(problemsOf({ TESSERA_SQLITE_WAL_LIMIT_MB: value })).toEqual([
+        "TESSERA_SQLITE_WAL_LIMIT_MB must be an integer from 1 to 65536",
+      ]);
+    }
   });
 
   it("reads the reactor sandbox settings, with defaults outside the data dir", () => {

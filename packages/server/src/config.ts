@@ -5,7 +5,14 @@ import { isAddressOrRange } from "./limits/address.js";
 import type { Rate } from "./limits/token-bucket.js";
 import { parseReactorModules, type NpmModule } from "./reactors/sandbox/modules.js";
 
-export type DatabaseConfig = { kind: "sqlite"; path: string } | { kind: "postgres"; url: string };
+export type DatabaseConfig =
+  | {
+      kind: "sqlite";
+      path: string;
+      /** The size the WAL file is cut back to (TESSERA_SQLITE_WAL_LIMIT_MB; storage/checkpointer.ts). */
+      walLimitBytes: number;
+    }
+  | { kind: "postgres"; url: string };
 
 /** Where the master key comes from; reading or creating the file is start-up work, not parsing. */
 export type MasterKeySource =
@@ -154,7 +161,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   );
   const host = nonEmpty(env.TESSERA_HOST) ?? "127.0.0.1";
   const dataDir = path.resolve(cwd, nonEmpty(env.TESSERA_DATA_DIR) ?? "data");
-  const database = parseDatabaseUrl(env.TESSERA_DATABASE_URL, dataDir, cwd, problems);
+  const walLimitBytes =
+    1024 *
+    1024 *
+    parseInteger(env.TESSERA_SQLITE_WAL_LIMIT_MB, 64, 1, 65_536, "TESSERA_SQLITE_WAL_LIMIT_MB", problems);
+  const database = parseDatabaseUrl(env.TESSERA_DATABASE_URL, dataDir, cwd, walLimitBytes, problems);
 
   const logLevel = (nonEmpty(env.TESSERA_LOG_LEVEL) ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -400,14 +411,15 @@ function parseDatabaseUrl(
   raw: string | undefined,
   dataDir: string,
   cwd: string,
+  walLimitBytes: number,
   problems: string[],
 ): DatabaseConfig | undefined {
   const url = nonEmpty(raw);
-  if (url === undefined) return { kind: "sqlite", path: path.join(dataDir, "tessera.db") };
-  if (url === "sqlite::memory:") return { kind: "sqlite", path: ":memory:" };
+  if (url === undefined) return { kind: "sqlite", path: path.join(dataDir, "tessera.db"), walLimitBytes };
+  if (url === "sqlite::memory:") return { kind: "sqlite", path: ":memory:", walLimitBytes };
   if (url.startsWith("sqlite:")) {
     const file = url.slice("sqlite:".length);
-    if (file.length > 0) return { kind: "sqlite", path: path.resolve(cwd, file) };
+    if (file.length > 0) return { kind: "sqlite", path: path.resolve(cwd, file), walLimitBytes };
   }
   if (/^postgres(ql)?:\/\//.test(url)) {
     try {

@@ -9,12 +9,12 @@ import { sealAuditLog, startAuditSealer } from "./audit/sealer.js";
 import { createAuditService, type AuditService } from "./audit/service.js";
 import { verifyAuditLog, type ChainReport } from "./audit/verify.js";
 import { systemClock, type Clock } from "./clock.js";
-import { loadConfig, type Config } from "./config.js";
+import { ConfigError, loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
-import { resolveMasterKey } from "./master-key.js";
+import { createDevMasterKey, readMasterKey } from "./master-key.js";
 import { createMetrics } from "./observability/metrics.js";
 import { injectFetch } from "./reactors/inject-fetch.js";
 import { createInternalCredentials } from "./reactors/internal-credentials.js";
@@ -29,7 +29,13 @@ import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
-import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
+import {
+  createTenantService,
+  verifyMasterKey,
+  type CreatedTenant,
+  type TenantService,
+} from "./tenants/service.js";
+import { tenantStore } from "./tenants/store.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
 import { DEFAULT_RETRY_POLICY } from "./webhooks/backoff.js";
@@ -67,24 +73,26 @@ export function createLogger(config: Pick<Config, "logLevel">): Logger {
   return pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } });
 }
 
-/** Opens the store, migrates it, checks the master key and wires the services: everything but HTTP. */
+/**
+ * Opens the store, checks the master key, migrates the store and wires the services: everything but HTTP. The key
+ * is checked before anything is written, so that a start refused for its key leaves the store as it was and
+ * creates no key file.
+ */
 export async function openVault(config: Config, log: Logger, clock: Clock = systemClock): Promise<Vault> {
-  const masterKey = resolveMasterKey(config.masterKey);
-  if (masterKey.generatedAt !== undefined) {
-    log.warn(
-      { path: masterKey.generatedAt },
-      "DEVELOPMENT MODE: generated a master key file next to the data. Anyone who reads both can decrypt " +
-        "every token. In production set TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE from a secret store.",
-    );
-  }
+  const configured = readMasterKey(config.masterKey);
   const store = openStore(config.database);
   try {
+    const stored = await tenantStore(store.db).anyKey();
+    const keyring = createKeyring(
+      "key" in configured
+        ? configured.key
+        : devMasterKey(configured.missingDevFile, stored !== undefined, log),
+    );
+    verifyMasterKey(keyring, stored);
     const applied = await migrateToLatest(store);
     if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
-    const keyring = createKeyring(masterKey.key);
     const audit = createAuditRecorder({ store, clock });
     const tenants = createTenantService({ store, keyring, clock, audit });
-    await tenants.verifyMasterKey();
     const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
     const tenantKeys = createTenantKeys({ db: store.db, keyring, clock });
     const tokens = createTokenService({
@@ -133,6 +141,29 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     await store.close();
     throw error;
   }
+}
+
+/**
+ * The development key file, created now that the store is known to hold no keys. A store that holds keys was made
+ * with another master key, which a new one could never replace: the start is refused and nothing is written.
+ */
+function devMasterKey(file: string, storeHoldsKeys: boolean, log: Logger): Buffer {
+  if (storeHoldsKeys) {
+    throw new ConfigError([
+      `the master key file ${file} does not exist, but this store holds data encrypted under a master ` +
+        "key: restore that file, or give that key in TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE. No key was " +
+        "generated, since a new one could not decrypt the store.",
+    ]);
+  }
+  const created = createDevMasterKey(file);
+  if (created.generated) {
+    log.warn(
+      { path: file },
+      "DEVELOPMENT MODE: generated a master key file next to the data. Anyone who reads both can decrypt " +
+        "every token. In production set TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE from a secret store.",
+    );
+  }
+  return created.key;
 }
 
 /** Creates the bootstrap tenant on first start and prints a generated key once (DESIGN §3). */

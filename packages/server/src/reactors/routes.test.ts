@@ -604,6 +604,31 @@ describe.skipIf(STORE_UNAVAILABLE)("Reactors API", () => {
       expect((await get(created.id)).body).toEqual(before);
     });
 
+    it("applies patches sent at the same time one after the other, on every store: all succeed, none is lost", async () => {
+      const created = await create(reactorBody({ configuration: {} }));
+      // Past the 30 s the tenant's keys stay in memory: the patches read them again, inside their transactions.
+      server.clock.advance(60_000);
+      // Each patch adds one name: a patch merged into a stale copy of the reactor would drop the others'.
+      const names = Array.from({ length: 20 }, (_, i) => `NAME_${i}`);
+      const responses = await Promise.all(
+        names.map((name, i) => patch(created.id, { configuration: { [name]: `value ${i}` } })),
+      );
+      expect(responses.map((response) => response.status)).toEqual(names.map(() => 204));
+      expect((await get(created.id)).body.configuration).toEqual(
+        Object.fromEntries(names.map((name, i) => [name, `value ${i}`])),
+      );
+      // Full replacements at the same time are applied one after the other as well: the last one wins whole.
+      const bodies = names
+        .slice(0, 10)
+        .map((name) => reactorBody({ name, configuration: { [name]: "put" } }));
+      const puts = await Promise.all(
+        bodies.map((body) => server.request("PUT", `/reactors/${created.id}`, { body })),
+      );
+      expect(puts.map((response) => response.status)).toEqual(bodies.map(() => 200));
+      const last = (await get(created.id)).body;
+      expect(last.configuration).toEqual({ [last.name]: "put" });
+    });
+
     it("answers 404 for an unknown id and for another tenant's reactor", async () => {
       expectProblem(await patch(MISSING, { name: "x" }), 404, { code: "not-found" });
       const theirs = await create(reactorBody({ name: "theirs" }), other.key);

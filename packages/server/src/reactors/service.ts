@@ -1,4 +1,4 @@
-import { applicationStore } from "../applications/store.js";
+import { applicationStore, type ApplicationStore } from "../applications/store.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Application, Principal } from "../applications/types.js";
@@ -78,8 +78,9 @@ export function createReactorService({
   const store = reactorStore(db, reads);
   const applications = applicationStore(db);
 
-  async function open({ record, sealed }: StoredReactor): Promise<Reactor> {
-    const key = await keys.version(record.tenantId, "data", sealed.keyVersion);
+  /** `trx`: the transaction the caller holds, through which a key not yet in memory is read. */
+  async function open({ record, sealed }: StoredReactor, trx?: Executor): Promise<Reactor> {
+    const key = await keys.version(record.tenantId, "data", sealed.keyVersion, trx);
     return { ...record, configuration: openConfiguration(key, record.tenantId, record.id, sealed) };
   }
 
@@ -90,10 +91,14 @@ export function createReactorService({
     return stored;
   }
 
-  /** Every problem at once, the Application's included; answers the input normalised and its Application. */
+  /**
+   * Every problem at once, the Application's included; answers the input normalised and its Application.
+   * `apps` reads the Application: through the transaction when there is one.
+   */
   async function checked(
     tenantId: string,
     input: ReactorInput,
+    apps: ApplicationStore = applications,
   ): Promise<{ input: ReactorInput; application: Application | null }> {
     const errors: FieldErrors = {};
     const name = input.name.trim();
@@ -104,18 +109,21 @@ export function createReactorService({
       addError(errors, "configuration", `must have at most ${MAX_CONFIGURATION_ENTRIES} entries`);
     }
     const application =
-      input.applicationId === null ? null : await usableApplication(tenantId, input.applicationId, errors);
+      input.applicationId === null
+        ? null
+        : await usableApplication(apps, tenantId, input.applicationId, errors);
     if (Object.keys(errors).length > 0) throw AppError.validation(errors);
     return { input: { ...input, name }, application };
   }
 
   /** spec §2.5: the Application must be the caller's tenant's, and public or private. */
   async function usableApplication(
+    apps: ApplicationStore,
     tenantId: string,
     id: string,
     errors: FieldErrors,
   ): Promise<Application | null> {
-    const application = await applications.findById(tenantId, id);
+    const application = await apps.findById(tenantId, id);
     // An expired Application is as good as deleted: its key is refused already, before a sweep removes it.
     if (application === undefined || isExpired(application, clock.now())) {
       addError(errors, "application.id", "must be the id of an Application of this tenant");
@@ -128,53 +136,52 @@ export function createReactorService({
     return application;
   }
 
-  async function write(
+  /**
+   * PUT and PATCH: `change` turns the reactor as it is now into what is written. The row is locked before it is
+   * read (store.lockForUpdate), so the updates of one reactor run one after the other on both stores: a patch
+   * merges into what the update before it wrote, none is lost, and none is refused for coming at the same time.
+   * Everything in between reads through the transaction: on SQLite a read through the store itself would wait
+   * for the transaction to end.
+   */
+  async function update(
     principal: Principal,
-    current: StoredReactor,
-    input: ReactorInput,
-    expectedVersion?: number,
+    id: string,
+    change: (current: Reactor) => ReactorInput,
   ): Promise<Reactor> {
-    const { record } = current;
-    const key = await keys.current(principal.tenantId, "data");
-    const changes = {
-      name: input.name,
-      code: input.code,
-      applicationId: input.applicationId,
-      sealed: sealConfiguration(key, record.tenantId, record.id, input.configuration),
-      modifiedBy: principal.application.id,
-      modifiedAt: clock.now().toISOString(),
-    };
-    const written = await db.transaction().execute(async (trx) => {
-      if (!(await reactorStore(trx).update(principal.tenantId, record.id, changes, expectedVersion))) {
-        return false;
-      }
+    const { tenantId } = principal;
+    const updated = await db.transaction().execute(async (trx) => {
+      const reactors = reactorStore(trx);
+      const stored = await reactors.lockForUpdate(tenantId, id);
+      // Another tenant's reactor reads exactly like a missing one (DESIGN §5.4).
+      if (stored === undefined) throw AppError.notFound(`Reactor ${id}`);
+      const current = await open(stored, trx);
+      const { input } = await checked(tenantId, change(current), applicationStore(trx));
+      const key = await keys.current(tenantId, "data", trx);
+      const changes = {
+        name: input.name,
+        code: input.code,
+        applicationId: input.applicationId,
+        sealed: sealConfiguration(key, tenantId, id, input.configuration),
+        modifiedBy: principal.application.id,
+        modifiedAt: clock.now().toISOString(),
+      };
+      await reactors.update(tenantId, id, changes);
       await audit.within(trx, [
-        auditEntry(
-          principal,
-          "reactor.update",
-          { type: "reactor", id: record.id },
-          { details: reactorDetails(input) },
-        ),
+        auditEntry(principal, "reactor.update", { type: "reactor", id }, { details: reactorDetails(input) }),
       ]);
-      return true;
+      return {
+        ...current,
+        name: changes.name,
+        code: changes.code,
+        applicationId: changes.applicationId,
+        configuration: { ...input.configuration },
+        version: current.version + 1,
+        modifiedBy: changes.modifiedBy,
+        modifiedAt: changes.modifiedAt,
+      };
     });
-    if (!written) {
-      if ((await store.findById(principal.tenantId, record.id)) === undefined) {
-        throw AppError.notFound(`Reactor ${record.id}`);
-      }
-      throw new AppError("conflict", "The reactor was changed while this patch was applied; send it again.");
-    }
-    retired?.(record.id);
-    return {
-      ...record,
-      name: changes.name,
-      code: changes.code,
-      applicationId: changes.applicationId,
-      configuration: { ...input.configuration },
-      version: record.version + 1,
-      modifiedBy: changes.modifiedBy,
-      modifiedAt: changes.modifiedAt,
-    };
+    retired?.(id);
+    return updated;
   }
 
   return {
@@ -231,31 +238,22 @@ export function createReactorService({
         offset: offsetOf(page),
         limit: page.size,
       });
-      return toPage(await Promise.all(items.map(open)), total, page);
+      return toPage(await Promise.all(items.map((item) => open(item))), total, page);
     },
 
     /** PUT: a full replacement; an absent Application removes the one there was. */
-    async replace(principal: Principal, id: string, input: ReactorInput): Promise<Reactor> {
-      const current = await findVisible(principal, id);
-      const { input: valid } = await checked(principal.tenantId, input);
-      return write(principal, current, valid);
+    replace(principal: Principal, id: string, input: ReactorInput): Promise<Reactor> {
+      return update(principal, id, () => input);
     },
 
-    /**
-     * PATCH (RFC 7386). The patch is merged into the reactor as it was read and written only if no other update
-     * came in between; otherwise 409, and the client sends it again.
-     */
+    /** PATCH (RFC 7386), merged into the reactor as the update before it left it. */
     async patch(principal: Principal, id: string, patch: ReactorPatch): Promise<void> {
-      const stored = await findVisible(principal, id);
-      const current = await open(stored);
-      const merged: ReactorInput = {
+      await update(principal, id, (current) => ({
         name: patch.name ?? current.name,
         code: patch.code ?? current.code,
         configuration: patchedConfiguration(current.configuration, patch.configuration),
         applicationId: patch.applicationId === undefined ? current.applicationId : patch.applicationId,
-      };
-      const { input: valid } = await checked(principal.tenantId, merged);
-      await write(principal, stored, valid, current.version);
+      }));
     },
 
     async delete(principal: Principal, id: string): Promise<void> {

@@ -135,16 +135,26 @@ export function reactorStore(
     },
 
     /**
-     * Writes `changes` and moves the version on by one. With `expectedVersion` only if the reactor is still at
-     * that version, so that a merge patch computed from one version is never applied over another.
+     * The reactor as it is now, its row locked until the transaction `db` is ends; undefined when the tenant has
+     * no such reactor. The lock is taken by a write that changes nothing, the one statement both engines lock a
+     * row with: on PostgreSQL it holds the row, so another transaction locking it waits for this one to end and
+     * then reads what it wrote; on SQLite it takes the database's write lock before anything is read, so no other
+     * process's commit can come between this read and the update that follows it.
      */
-    async update(
-      tenantId: string,
-      id: string,
-      changes: ReactorChanges,
-      expectedVersion?: number,
-    ): Promise<boolean> {
-      let query = db
+    async lockForUpdate(tenantId: string, id: string): Promise<StoredReactor | undefined> {
+      const row = await db
+        .updateTable("reactors")
+        .set((eb) => ({ version: eb.ref("version") }))
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .returningAll()
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
+    /** Writes `changes` and moves the version on by one; in the transaction that locked the row. */
+    async update(tenantId: string, id: string, changes: ReactorChanges): Promise<void> {
+      await db
         .updateTable("reactors")
         .set((eb) => ({
           name: changes.name,
@@ -158,10 +168,8 @@ export function reactorStore(
           modified_at: changes.modifiedAt,
         }))
         .where("tenant_id", "=", tenantId)
-        .where("id", "=", id);
-      if (expectedVersion !== undefined) query = query.where("version", "=", expectedVersion);
-      const result = await query.executeTakeFirst();
-      return result.numUpdatedRows > 0n;
+        .where("id", "=", id)
+        .execute();
     },
 
     async delete(tenantId: string, id: string): Promise<boolean> {

@@ -26,6 +26,7 @@ import type { TokenService } from "../tokens/service.js";
 import { webhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { API_KEY_HEADER, registerAuth } from "./auth.js";
+import { answerClientError } from "./client-error.js";
 import { registerErrorHandling, sendError } from "./error-handler.js";
 import { AppError } from "./errors.js";
 import { createAjv } from "./validation.js";
@@ -86,7 +87,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     // Fastify's own drain answer is not problem+json; the hook below gives the same 503 in our format.
     return503OnClosing: false,
+    // What Node's HTTP parser refuses (a CR, LF or NUL in a header, headers over 16 KiB, a bad request line or
+    // Content-Length) is answered as problem+json too, quoting nothing of the request.
+    clientErrorHandler(this: FastifyInstance, error, socket) {
+      answerClientError(error, socket, this.log);
+    },
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own; the hook below gives it ours.
+    http: { requireHostHeader: false },
   }).withTypeProvider<TypeBoxTypeProvider>();
+
+  // RFC 9112 §3.2: an HTTP/1.1 request must name its host.
+  app.addHook("onRequest", (request, _reply, done) => {
+    if (request.raw.httpVersion !== "1.1" || request.headers.host !== undefined) return done();
+    done(new AppError("malformed-request", "An HTTP/1.1 request must carry a Host header."));
+  });
 
   let draining = false;
   app.addHook("preClose", (done) => {

@@ -9,9 +9,11 @@ export type ErrorCode =
   | "forbidden"
   | "not-found"
   | "conflict"
+  | "request-timeout"
   | "payload-too-large"
   | "uri-too-long"
   | "unsupported-media-type"
+  | "header-fields-too-large"
   | "rate-limited"
   | "internal"
   | "unavailable"
@@ -27,9 +29,12 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   forbidden: { status: 403, title: "Forbidden" },
   "not-found": { status: 404, title: "Not found" },
   conflict: { status: 409, title: "Conflict" },
+  // Refused by Node's HTTP parser before routing (server/client-error.ts), as are the 431s.
+  "request-timeout": { status: 408, title: "Request timeout" },
   "payload-too-large": { status: 413, title: "Payload too large" },
   "uri-too-long": { status: 414, title: "URI too long" },
   "unsupported-media-type": { status: 415, title: "Unsupported media type" },
+  "header-fields-too-large": { status: 431, title: "Request header fields too large" },
   // Sent with Retry-After (limits/).
   "rate-limited": { status: 429, title: "Too many requests" },
   internal: { status: 500, title: "Internal server error" },

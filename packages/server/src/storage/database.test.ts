@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
-import { statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
@@ -9,7 +10,8 @@ import {
   createTestDatabase,
   type TestDatabase,
 } from "../../test/harness.js";
-import { type Executor, type Store } from "./database.js";
+import { loadConfig } from "../config.js";
+import { openStore, type Executor, type Store } from "./database.js";
 import { migrateToLatest } from "./migrate.js";
 
 /** A reactor row as the triggers of migration 0010 see it; its content does not matter here. */
@@ -257,4 +259,72 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
       expect(moved()).toBe(false);
     },
   );
+});
+
+/** The SQLite store's files on disk: the WAL's size once a burst of writes is over. */
+describe.skipIf(STORE !== "sqlite")("the SQLite WAL file", () => {
+  const LIMIT_MIB = 1;
+  const LIMIT = LIMIT_MIB * 1024 * 1024;
+  let dir: string;
+  let store: Store;
+  let wal: string;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "tessera-wal-"));
+    const config = loadConfig({
+      TESSERA_DATA_DIR: dir,
+      TESSERA_MASTER_KEY: TEST_MASTER_KEY,
+      TESSERA_SQLITE_WAL_LIMIT_MB: String(LIMIT_MIB),
+    });
+    store = openStore(config.database);
+    wal = path.join(dir, "tessera.db-wal");
+    await migrateToLatest(store);
+  });
+  afterEach(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** One transaction of about 8 MB, as a bulk import's group commits make: the log file grows to hold it. */
+  async function burst(): Promise<void> {
+    const value = "v".repeat(4_000);
+    await store.transaction(async (trx) => {
+      for (let i = 0; i < 2_000; i++) {
+        await trx
+          .insertInto("tessera_meta")
+          .values({ key: `burst-${i}`, value })
+          .execute();
+      }
+    });
+    expect(statSync(wal).size).toBeGreaterThan(4 * LIMIT);
+  }
+
+  it("cuts the WAL file back to TESSERA_SQLITE_WAL_LIMIT_MB while commits keep coming", async () => {
+    await burst();
+    // Commits every few milliseconds: the store is never idle, so only SQLite's journal_size_limit can shrink the
+    // file, when a commit starts the log afresh once the checkpoint thread has copied the burst.
+    const deadline = Date.now() + 20_000;
+    let commits = 0;
+    while (statSync(wal).size > LIMIT && Date.now() < deadline) {
+      await store.write((trx) =>
+        trx
+          .insertInto("tessera_meta")
+          .values({ key: `after-${commits++}`, value: "v" })
+          .execute(),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(statSync(wal).size).toBeLessThanOrEqual(LIMIT);
+    expect(await meta(store.db, "burst-1999")).toEqual({ value: "v".repeat(4_000) });
+  });
+
+  it("truncates a WAL file beyond the limit once no commit has come for a while", async () => {
+    await burst();
+    const deadline = Date.now() + 20_000;
+    while (statSync(wal).size > LIMIT && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(statSync(wal).size).toBeLessThanOrEqual(LIMIT);
+    expect(await meta(store.db, "burst-0")).toEqual({ value: "v".repeat(4_000) });
+  });
 });

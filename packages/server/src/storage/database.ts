@@ -1,10 +1,10 @@
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from "kysely";
 import pg from "pg";
-import type { DatabaseConfig } from "../config.js";
+import { ConfigError, type DatabaseConfig } from "../config.js";
 import { AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import type { Database } from "./schema.js";
 
@@ -138,12 +138,12 @@ export interface StoreOptions {
 
 export function openStore(config: DatabaseConfig, options: StoreOptions = {}): Store {
   return config.kind === "sqlite"
-    ? openSqlite(config.path)
+    ? openSqlite(config.path, config.walLimitBytes)
     : openPostgres(config.url, options.poolSize ?? 10);
 }
 
-function openSqlite(file: string): Store {
-  if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+function openSqlite(file: string, walLimitBytes: number): Store {
+  if (file !== ":memory:") createOwnerOnly(file);
   const connection = new SQLite(file);
   // WAL lets readers run beside the writer; synchronous=FULL makes an acknowledged commit survive a power cut,
   // not only a crash of the process — a vault must not lose a token it has already handed out.
@@ -151,12 +151,17 @@ function openSqlite(file: string): Store {
   connection.pragma("synchronous = FULL");
   connection.pragma("foreign_keys = ON");
   connection.pragma("busy_timeout = 5000");
+  // A WAL file keeps the size its largest burst gave it: each time this connection starts the log afresh after a
+  // complete checkpoint, SQLite cuts the file back to this size. The checkpoint thread truncates it when idle
+  // (checkpointer.ts).
+  connection.pragma(`journal_size_limit = ${walLimitBytes}`);
   const prepare = statementCache(connection);
   const db = new Kysely<Database>({
     dialect: new SqliteDialect({ database: { prepare, close: () => connection.close() } }),
   });
   const reader = file === ":memory:" ? undefined : openReader(file);
-  const checkpointer = file === ":memory:" ? undefined : checkpointInBackground(connection, file);
+  const checkpointer =
+    file === ":memory:" ? undefined : checkpointInBackground(connection, file, walLimitBytes);
   const commits = groupCommit(db, connection, prepare, file === ":memory:" ? undefined : `${file}-wal`);
   return {
     dialect: "sqlite",
@@ -184,12 +189,51 @@ function openSqlite(file: string): Store {
 }
 
 /**
+ * The database file holds every token's ciphertext, the wrapped tenant keys and the audit log: only the server's
+ * user may read it, and the directory it creates for it is 0700. SQLite creates a database file 0644 (less the
+ * umask) and gives the -wal and -shm files it creates later, at any time, the mode of the database file itself;
+ * so the file is created here, 0600, before SQLite opens it, and no umask or later chmod is needed for the others.
+ * A store an older version created readable by others is narrowed the same way, its -wal and -shm included.
+ */
+function createOwnerOnly(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  // "a" creates a missing file and leaves an existing one as it is; SQLite takes an empty file for a new database.
+  closeSync(openSync(file, "a", 0o600));
+  for (const each of [file, `${file}-wal`, `${file}-shm`]) restrictToOwner(each);
+}
+
+function restrictToOwner(file: string): void {
+  let mode: number;
+  try {
+    mode = statSync(file).mode;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
+  if ((mode & 0o077) === 0) return;
+  try {
+    chmodSync(file, mode & 0o700);
+  } catch (error) {
+    throw new ConfigError([
+      `${file} is open to other users (mode ${(mode & 0o777).toString(8)}) and this user cannot change that ` +
+        `(${(error as Error).message}): make it 0600, owned by the user Tessera runs as`,
+    ]);
+  }
+}
+
+/**
  * Checkpoints leave the commits that serve requests for a thread of their own (checkpointer.ts); if that thread is
  * lost, SQLite's automatic checkpoints come back on the writing connection.
  */
-function checkpointInBackground(connection: SQLite.Database, file: string): Checkpointer {
+function checkpointInBackground(
+  connection: SQLite.Database,
+  file: string,
+  walLimitBytes: number,
+): Checkpointer {
   connection.pragma("wal_autocheckpoint = 0");
-  return startCheckpointer(file, () => connection.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`));
+  return startCheckpointer({ file, walLimitBytes }, () =>
+    connection.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_PAGES}`),
+  );
 }
 
 /**

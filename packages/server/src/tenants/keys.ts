@@ -8,12 +8,15 @@ export interface VersionedKey {
   readonly key: Buffer;
 }
 
-/** A tenant's unwrapped keys, as the token services need them. */
+/**
+ * A tenant's unwrapped keys, as the token services need them. `trx`: the transaction the caller holds, through
+ * which keys not yet in memory are read; on SQLite, a read through the store itself would wait for it to end.
+ */
 export interface TenantKeys {
   /** The newest version of a purpose: what new data is written with. */
-  current(tenantId: string, purpose: TenantKeyPurpose): Promise<VersionedKey>;
+  current(tenantId: string, purpose: TenantKeyPurpose, trx?: Executor): Promise<VersionedKey>;
   /** A given version, for data written under an older key. */
-  version(tenantId: string, purpose: TenantKeyPurpose, version: number): Promise<Buffer>;
+  version(tenantId: string, purpose: TenantKeyPurpose, version: number, trx?: Executor): Promise<Buffer>;
 }
 
 interface Loaded {
@@ -37,8 +40,8 @@ export function createTenantKeys(deps: {
   const ttlMs = deps.ttlMs ?? 30_000;
   const cache = new Map<string, Loaded>();
 
-  async function load(tenantId: string): Promise<Loaded> {
-    const wrapped = await tenantStore(deps.db).keys(tenantId);
+  async function load(tenantId: string, db = deps.db): Promise<Loaded> {
+    const wrapped = await tenantStore(db).keys(tenantId);
     const keys = new Map<string, Buffer>();
     const newest = new Map<TenantKeyPurpose, number>();
     for (const k of wrapped) {
@@ -50,23 +53,23 @@ export function createTenantKeys(deps: {
     return loaded;
   }
 
-  async function fresh(tenantId: string): Promise<Loaded> {
+  async function fresh(tenantId: string, db?: Executor): Promise<Loaded> {
     const cached = cache.get(tenantId);
     if (cached !== undefined && deps.clock.now().getTime() - cached.at < ttlMs) return cached;
-    return load(tenantId);
+    return load(tenantId, db);
   }
 
   return {
-    async current(tenantId, purpose) {
-      const loaded = await fresh(tenantId);
+    async current(tenantId, purpose, trx) {
+      const loaded = await fresh(tenantId, trx);
       const version = loaded.newest.get(purpose);
       const key = version === undefined ? undefined : loaded.keys.get(`${purpose}:${version}`);
       if (version === undefined || key === undefined) throw new Error(`tenant has no ${purpose} key`);
       return { version, key };
     },
-    async version(tenantId, purpose, version) {
+    async version(tenantId, purpose, version, trx) {
       const id = `${purpose}:${version}`;
-      const key = (await fresh(tenantId)).keys.get(id) ?? (await load(tenantId)).keys.get(id);
+      const key = (await fresh(tenantId, trx)).keys.get(id) ?? (await load(tenantId, trx)).keys.get(id);
       if (key === undefined) throw new Error(`tenant has no ${purpose} key version ${version}`);
       return key;
     },

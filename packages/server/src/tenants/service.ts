@@ -10,7 +10,7 @@ import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import type { Keyring } from "../crypto/keyring.js";
 import { AppError, textProblem } from "../server/errors.js";
 import type { Executor, Store } from "../storage/database.js";
-import { tenantStore } from "./store.js";
+import { tenantStore, type StoredTenantKey } from "./store.js";
 import type { Tenant } from "./types.js";
 
 const BOOTSTRAP_TENANT = "bootstrap_tenant_id";
@@ -41,6 +41,16 @@ export class MasterKeyMismatchError extends Error {
       "the configured master key cannot unwrap this store's keys: it is not the key the store was created with",
     );
     this.name = "MasterKeyMismatchError";
+  }
+}
+
+/** Throws MasterKeyMismatchError unless the keyring's master key unwraps `stored`, a key the store holds. */
+export function verifyMasterKey(keyring: Keyring, stored: StoredTenantKey | undefined): void {
+  if (stored === undefined) return;
+  try {
+    keyring.unwrap(stored.tenantId, stored.key);
+  } catch {
+    throw new MasterKeyMismatchError();
   }
 }
 
@@ -175,16 +185,6 @@ export function createTenantService({ store, keyring, clock, audit }: TenantServ
         },
         { lock: "tessera:bootstrap" },
       );
-    },
-
-    async verifyMasterKey(): Promise<void> {
-      const sample = await tenantStore(store.db).anyKey();
-      if (sample === undefined) return;
-      try {
-        keyring.unwrap(sample.tenantId, sample.key);
-      } catch {
-        throw new MasterKeyMismatchError();
-      }
     },
   };
 }

@@ -2,6 +2,11 @@ import type { TenantKeyPurpose, WrappedTenantKey } from "../crypto/keyring.js";
 import type { Executor } from "../storage/database.js";
 import type { Tenant } from "./types.js";
 
+export interface StoredTenantKey {
+  readonly tenantId: string;
+  readonly key: WrappedTenantKey;
+}
+
 export function tenantStore(db: Executor) {
   return {
     async insert(tenant: Tenant, keys: readonly WrappedTenantKey[]): Promise<void> {
@@ -37,8 +42,13 @@ export function tenantStore(db: Executor) {
       return (await db.selectFrom("tenants").select("id").limit(1).executeTakeFirst()) !== undefined;
     },
 
-    /** Any one wrapped key: enough to prove that the configured master key is the one the store was made with. */
-    async anyKey(): Promise<{ tenantId: string; key: WrappedTenantKey } | undefined> {
+    /**
+     * Any one wrapped key: enough to prove that the configured master key is the one the store was made with.
+     * Undefined for a store that holds none, migrated or not: start-up asks before it migrates anything.
+     */
+    async anyKey(): Promise<StoredTenantKey | undefined> {
+      const tables = await db.introspection.getTables();
+      if (!tables.some((table) => table.name === "tenant_keys")) return undefined;
       const row = await db.selectFrom("tenant_keys").selectAll().limit(1).executeTakeFirst();
       return (
         row && {
