@@ -240,6 +240,44 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
       }
     });
 
+    it("deduplicates 20 concurrent creates of one new value into exactly one token", async () => {
+      const ssn = "321-54-9876";
+      const body = { type: "social_security_number", data: ssn, deduplicate_token: true };
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => server.request("POST", "/tokens", { key: backend, body })),
+      );
+      for (const response of responses) expect(response.status, response.text).toBe(201);
+      const ids = new Set(responses.map((r) => r.body.id as string));
+      expect(ids.size).toBe(1);
+      expect(responses.filter((r) => r.body._extras?.deduplicated === true)).toHaveLength(19);
+      const [id] = ids;
+      for (const response of responses) expect(response.body).toMatchObject({ id, data: "XXX-XX-9876" });
+      const found = await server.request("POST", "/tokens/search", {
+        key: backend,
+        body: { query: `data:"${ssn}"` },
+      });
+      expect(found.body.pagination.total_items).toBe(1);
+    });
+
+    it("deduplicates concurrent bulk creates holding the same new values in different orders", async () => {
+      const values = ["456-12-7890", "456-12-7891", "456-12-7892"];
+      const request = (order: string[]) =>
+        server.request("POST", "/tokenize", {
+          key: backend,
+          body: order.map((data) => ({ type: "social_security_number", data, deduplicate_token: true })),
+        });
+      const orders = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? values : [...values].reverse()));
+      const responses = await Promise.all(orders.map(request));
+      for (const response of responses) expect(response.status, response.text).toBe(200);
+      const idOf = new Map<string, Set<string>>(values.map((v) => [v, new Set()]));
+      responses.forEach((response, i) =>
+        orders[i]!.forEach((value, j) => idOf.get(value)!.add(response.body[j].id as string)),
+      );
+      for (const value of values) expect(idOf.get(value)!.size, value).toBe(1);
+      const ids = new Set([...idOf.values()].flatMap((set) => [...set]));
+      expect(ids.size).toBe(3);
+    });
+
     it("refuses to create into a container the caller holds no token:create rule for", async () => {
       expect((await create({ type: "card_number", data: CARD }, collector)).data).toBe("XXXXXXXXXXXX4242");
       expectProblem(

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
+import { countDataTerms } from "../search/shape.js";
 import { principalOf } from "../server/auth.js";
 import { AppError, hasControlCharacter } from "../server/errors.js";
 import { pageRequest } from "../server/pagination.js";
@@ -116,7 +117,11 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
     app.post(
       "/tokens/search",
       {
-        config: { permission: "token:search", concurrency: "searches" },
+        config: {
+          permission: "token:search",
+          concurrency: "searches",
+          dataTerms: (body) => countDataTerms((body as SearchTokensBody).query),
+        },
         schema: {
           tags,
           summary: "Search tokens",
