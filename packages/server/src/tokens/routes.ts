@@ -127,7 +127,8 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           summary: "Search tokens",
           description:
             "Results are ordered by created_at descending, then id; each token's data is shown through the " +
-            "caller's rule for token:search. New tokens are searchable as soon as their create returns.",
+            "caller's rule for token:search. New tokens are searchable as soon as their create returns. " +
+            "The data: terms an API key may search are limited per minute (429 with Retry-After).",
           body: SearchTokensBody,
           response: responses({ 200: TokenPage }),
         },
@@ -164,7 +165,9 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           tags,
           summary: "Update a token (JSON merge patch)",
           description:
-            "Content-Type must be application/merge-patch+json; data, metadata and mask are merged.",
+            "Content-Type must be application/merge-patch+json; data, metadata and mask are merged. Changing " +
+            "mask, search_indexes or fingerprint_expression needs token:read through a rule that reveals the " +
+            "token (else 403); the answer shows the data through the caller's token:read rule.",
           params: TokenIdParams,
           body: PatchTokenBody,
           response: responses({ 200: TokenSchema }),
