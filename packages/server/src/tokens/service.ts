@@ -33,7 +33,7 @@ import { toPredicate, type Predicate } from "../search/predicate.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import { isUniqueViolation, type Executor, type RunWrite, type Store } from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
-import { CHECK_BUDGET_MS, cardExposureProblem, createCardExposureCheck, isCardType } from "./card-mask.js";
+import { cardExposureProblem, checkBudget, createCardExposureCheck, isCardType } from "./card-mask.js";
 import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./expressions.js";
 import { MAX_METADATA_ENTRIES } from "./schemas.js";
 import { openData, sealData } from "./sealing.js";
@@ -329,12 +329,12 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       typeof draft.mask === "string"
         ? [["mask", draft.mask]]
         : Object.entries(draft.mask ?? {}).map(([k, t]) => [`mask.${k}`, t]);
-    const deadline = performance.now() + CHECK_BUDGET_MS;
+    const budget = checkBudget();
     for (const [field, template] of masks) {
       const before = errors[field]?.length ?? 0;
       syntax(field, template);
       if (given.mask && (errors[field]?.length ?? 0) === before) {
-        checkCardExposure(draft.type, field, template, errors, deadline);
+        checkCardExposure(draft.type, field, template, errors, budget);
       }
     }
   }
@@ -345,11 +345,11 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     field: string,
     template: string,
     errors: FieldErrors,
-    deadline = performance.now() + CHECK_BUDGET_MS,
+    budget = checkBudget(),
   ): void {
     if (!isCardType(type)) return;
     try {
-      if (cardExposure.exposes(type, template, deadline)) addError(errors, field, cardExposureProblem(type));
+      if (cardExposure.exposes(type, template, budget)) addError(errors, field, cardExposureProblem(type));
     } catch (error) {
       if (!(error instanceof ExpressionError)) throw error;
       addError(errors, field, error.message);
