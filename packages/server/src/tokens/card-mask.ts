@@ -7,11 +7,11 @@ import { luhnValid } from "./token-types.js";
  * digits may show. Tessera allows the first 8 digits (the 8-digit BINs of ISO/IEC 7812-1:2017) and the last 4, for
  * numbers of every length. The card's CVC is sensitive authentication data and shows never (3.3.1).
  */
-export const PAN_SHOWN_FIRST = 8;
-export const PAN_SHOWN_LAST = 4;
+const PAN_SHOWN_FIRST = 8;
+const PAN_SHOWN_LAST = 4;
 /** The lengths a card_number may have (token-types.ts). */
 const PAN_LENGTHS = [13, 14, 15, 16, 17, 18, 19] as const;
-/** Random cards per length, and changed copies of each: 7 × 4 × (1 + 8) = 252 evaluations, about 5 ms. */
+/** Random cards per length, and changed copies of each: 7 × 4 × (1 + 8) = 252 evaluations, a few milliseconds. */
 const SAMPLES_PER_LENGTH = 4;
 const VARIANTS_PER_SAMPLE = 8;
 /**
