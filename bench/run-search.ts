@@ -143,6 +143,7 @@ async function startTessera(env: Record<string, string>, profileDir?: string): P
         // One key from one address at thousands a second: with the limits on, this would measure the limiter.
         TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
         TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "0",
       },
       port,
     }),

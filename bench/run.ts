@@ -213,6 +213,7 @@ async function startTessera(
       // be the limiter's (docs/limits.md). Bounded concurrency and load shedding keep their defaults.
       TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
       TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
+      TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "0",
       ...settingsEnv,
     },
     port,

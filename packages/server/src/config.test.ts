@@ -275,6 +275,7 @@ describe("loadConfig: limits", () => {
       perKey: { perSecond: 1_000, burst: 2_000 },
       perAddress: { perSecond: 2_000, burst: 4_000 },
       authFailures: { perSecond: 1, burst: 30 },
+      dataTerms: { perSecond: 10, burst: 600 },
       maxEntries: 100_000,
       searches: { limit: 32, queue: 64 },
       reacts: { limit: 64, queue: 64 },
@@ -293,6 +294,7 @@ describe("loadConfig: limits", () => {
         TESSERA_RATE_LIMIT_ADDRESS_BURST: "5",
         TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "6",
         TESSERA_RATE_LIMIT_AUTH_FAILURES_BURST: "3",
+        TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "120",
         TESSERA_RATE_LIMIT_MAX_ENTRIES: "1000",
         TESSERA_MAX_CONCURRENT_SEARCHES: "4",
         TESSERA_MAX_QUEUED_SEARCHES: "0",
@@ -310,6 +312,7 @@ describe("loadConfig: limits", () => {
       perKey: { perSecond: 10, burst: 20 },
       perAddress: undefined,
       authFailures: { perSecond: 0.1, burst: 3 },
+      dataTerms: { perSecond: 2, burst: 120 },
       maxEntries: 1_000,
       searches: { limit: 4, queue: 0 },
       reacts: { limit: 8, queue: 16 },
@@ -318,9 +321,12 @@ describe("loadConfig: limits", () => {
     });
     expect(Object.isFrozen(config.limits)).toBe(true);
     expect(
-      loadConfig({ TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0", TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "0" })
-        .limits,
-    ).toMatchObject({ perKey: undefined, authFailures: undefined });
+      loadConfig({
+        TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
+        TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "0",
+      }).limits,
+    ).toMatchObject({ perKey: undefined, authFailures: undefined, dataTerms: undefined });
   });
 
   it.each([
@@ -373,5 +379,16 @@ describe("loadConfig: limits", () => {
       "TESSERA_QUEUE_TIMEOUT_MS must be an integer from 1 to 600000",
       "TESSERA_MAX_HEAP_USED_PERCENT must be an integer from 0 to 100",
     ]);
+    // One query may hold 64 data: terms: a smaller allowance would refuse it forever.
+    expect(problemsOf({ TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "63" })).toEqual([
+      "TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE must be 0 (off) or at least 64",
+    ]);
+    expect(problemsOf({ TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "lots" })).toEqual([
+      "TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE must be an integer from 0 to 1000000",
+    ]);
+    expect(loadConfig({ TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "64" }).limits.dataTerms).toEqual({
+      perSecond: 64 / 60,
+      burst: 64,
+    });
   });
 });

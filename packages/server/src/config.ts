@@ -4,6 +4,7 @@ import path from "node:path";
 import { isAddressOrRange } from "./limits/address.js";
 import type { Rate } from "./limits/token-bucket.js";
 import { parseReactorModules, type NpmModule } from "./reactors/sandbox/modules.js";
+import { MAX_TERMS } from "./search/parser.js";
 
 export type DatabaseConfig =
   | {
@@ -74,6 +75,11 @@ export interface LimitsConfig {
   readonly perAddress: Rate | undefined;
   /** Failed authentications per source address, beyond which the address is refused; undefined when off. */
   readonly authFailures: Rate | undefined;
+  /**
+   * `data:` terms searched per API key (per Application): the brute-force control on the search index
+   * (docs/limits.md#data-search-terms); undefined when off.
+   */
+  readonly dataTerms: Rate | undefined;
   /** Buckets each of those limits keeps, least recently used dropped first. */
   readonly maxEntries: number;
   readonly searches: ConcurrencyLimit;
@@ -310,6 +316,11 @@ function parseLimits(env: Env, problems: string[]): LimitsConfig {
   };
   const failuresPerMinute = integer("TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000);
   const failuresBurst = integer("TESSERA_RATE_LIMIT_AUTH_FAILURES_BURST", 30, 1, 1_000_000);
+  const dataTermsPerMinute = integer("TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE", 600, 0, 1_000_000);
+  // One query may hold MAX_TERMS data: terms, and a bucket smaller than that would refuse such a query forever.
+  if (dataTermsPerMinute !== 0 && dataTermsPerMinute < MAX_TERMS) {
+    problems.push(`TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE must be 0 (off) or at least ${MAX_TERMS}`);
+  }
   const concurrency = (what: string, limit: number, queue: number): ConcurrencyLimit => ({
     limit: integer(`TESSERA_MAX_CONCURRENT_${what}`, limit, 1, 10_000),
     queue: integer(`TESSERA_MAX_QUEUED_${what}`, queue, 0, 100_000),
@@ -320,6 +331,11 @@ function parseLimits(env: Env, problems: string[]): LimitsConfig {
     perAddress: rate("TESSERA_RATE_LIMIT_ADDRESS", 2_000, 4_000),
     authFailures:
       failuresPerMinute === 0 ? undefined : { perSecond: failuresPerMinute / 60, burst: failuresBurst },
+    // A minute's allowance at once, then the rest of the minute's refill.
+    dataTerms:
+      dataTermsPerMinute === 0
+        ? undefined
+        : { perSecond: dataTermsPerMinute / 60, burst: dataTermsPerMinute },
     maxEntries: integer("TESSERA_RATE_LIMIT_MAX_ENTRIES", 100_000, 1, 10_000_000),
     searches: Object.freeze(concurrency("SEARCHES", 32, 64)),
     reacts: Object.freeze(concurrency("REACTS", 64, 64)),

@@ -138,6 +138,7 @@ export async function startTestServer(
         TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
         TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
         TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
+        TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "0",
         TESSERA_MAX_EVENT_LOOP_DELAY_MS: "0",
         ...env,
       }),

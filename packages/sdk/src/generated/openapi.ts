@@ -2111,7 +2111,7 @@ export interface paths {
         put?: never;
         /**
          * Search tokens
-         * @description Results are ordered by created_at descending, then id; each token's data is shown through the caller's rule for token:search. New tokens are searchable as soon as their create returns.
+         * @description Results are ordered by created_at descending, then id; each token's data is shown through the caller's rule for token:search. New tokens are searchable as soon as their create returns. The data: terms an API key may search are limited per minute (429 with Retry-After).
          */
         post: {
             parameters: {
@@ -2392,7 +2392,7 @@ export interface paths {
         head?: never;
         /**
          * Update a token (JSON merge patch)
-         * @description Content-Type must be application/merge-patch+json; data, metadata and mask are merged.
+         * @description Content-Type must be application/merge-patch+json; data, metadata and mask are merged. Changing mask, search_indexes or fingerprint_expression needs token:read through a rule that reveals the token (else 403); the answer shows the data through the caller's token:read rule.
          */
         patch: {
             parameters: {

@@ -7,6 +7,7 @@ import {
   decide,
   effectiveRules,
   mayWriteInto,
+  widenedBy,
   type Grantee,
 } from "./decide.js";
 import { TOKEN_PERMISSIONS, type Permission } from "./permissions.js";
@@ -175,6 +176,50 @@ describe("decide", () => {
       fc.property(fc.stringMatching(/^[a-z]{1,6}$/), fc.stringMatching(/^[a-z]{1,6}$/), (a, suffix) => {
         const g: Grantee = { permissions: [], rules: [rule(1, `/${a}/`, "reveal", "token:read")] };
         expect(decide(g, "token:read", [`/${a}${suffix}/`])).toBeUndefined();
+      }),
+    );
+  });
+});
+
+describe("widenedBy", () => {
+  const grantee: Grantee = {
+    permissions: [],
+    rules: [
+      rule(1, "/a/open/", "reveal", "token:read", "token:update"),
+      rule(2, "/a/use/", "mask", "token:read", "token:use"),
+      rule(3, "/a/find/", "redact", "token:search"),
+      rule(4, "/a/", "mask", "token:read", "token:update"),
+      rule(5, "/b/", "redact", "token:read", "token:update"),
+    ],
+  };
+
+  it.each<[string[], string[], string[]]>([
+    [["/a/x/"], ["/a/y/"], []],
+    [["/a/x/"], ["/a/open/"], ["token:read"]],
+    [["/a/x/"], ["/a/use/"], ["token:use"]],
+    [["/a/x/"], ["/a/find/"], ["token:search"]],
+    [["/b/"], ["/a/x/"], ["token:read"]],
+    [["/a/x/"], ["/b/"], []],
+    [["/a/open/"], ["/a/x/"], []],
+    // Several containers: the first covering rule decides, before and after.
+    [["/b/", "/a/x/"], ["/a/x/"], []],
+    [["/elsewhere/"], ["/b/"], []],
+    [["/elsewhere/"], ["/a/x/"], ["token:read"]],
+  ])("moving %j to %j shows more through %j", (from, to, widened) => {
+    expect(widenedBy(grantee, from, to)).toEqual(widened);
+  });
+
+  it("is never widened both ways, nor by staying put", () => {
+    const containers = fc.array(fc.constantFrom("/a/x/", "/a/open/", "/a/use/", "/a/find/", "/b/", "/c/"), {
+      minLength: 1,
+      maxLength: 3,
+    });
+    fc.assert(
+      fc.property(containers, containers, (from, to) => {
+        expect(widenedBy(grantee, from, from)).toEqual([]);
+        const there = widenedBy(grantee, from, to);
+        const back = widenedBy(grantee, to, from);
+        expect(there.filter((permission) => back.includes(permission))).toEqual([]);
       }),
     );
   });

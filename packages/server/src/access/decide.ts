@@ -114,3 +114,27 @@ export function mayWriteInto(
 ): boolean {
   return containers.every((c) => decide(grantee, permission, [c]) !== undefined);
 }
+
+/** How much of a token's data a transform shows; no rule at all shows no more than `redact`. */
+const SHOWN: Record<Transform, number> = { redact: 0, mask: 1, reveal: 2 };
+
+/**
+ * The permissions through which the grantee would see more of a token's data once it lies in `to` instead of
+ * `from`: a move between containers must not be a way to read. `token:search` counts a token that becomes
+ * searchable at all, even redacted, since every `data:` term is a guess at its value.
+ */
+export function widenedBy(
+  grantee: Grantee,
+  from: readonly string[],
+  to: readonly string[],
+): TokenPermission[] {
+  const rules = effectiveRules(grantee);
+  const shown = (permission: TokenPermission, containers: readonly string[]) => {
+    const decision = decideAmong(rules, permission, containers);
+    if (decision === undefined) return permission === "token:search" ? -1 : 0;
+    return SHOWN[decision.transform];
+  };
+  return (["token:read", "token:search", "token:use"] as const).filter(
+    (permission) => shown(permission, to) > shown(permission, from),
+  );
+}

@@ -9,7 +9,8 @@ import {
 } from "./permissions.js";
 import { TRANSFORMS, containerProblem, normalizeRules, validateGrant, type AccessRule } from "./rules.js";
 
-const segment = fc.stringMatching(/^[a-z0-9_.-]{1,12}$/);
+// `.` and `..` alone are dot segments, which are refused (below).
+const segment = fc.stringMatching(/^[a-z0-9_.-]{1,12}$/).filter((s) => s !== "." && s !== "..");
 const container = fc
   .array(segment, { maxLength: 5 })
   .map((parts) => `/${parts.map((p) => `${p}/`).join("")}`);
@@ -60,6 +61,17 @@ describe("containers", () => {
 
   it.each(["", "pci", "/pci", "pci/", "//", "/a//b/", "/a b/", "/a/*", "/ä/"])("rejects %j", (c) => {
     expect(containerProblem(c)).toBeDefined();
+  });
+
+  it.each(["/pci/../pii/", "/pci/./", "/../", "/./", "/../pci/", "/pci/..", "/PCI/../"])(
+    "rejects the dot segments of %j",
+    (c) => {
+      expect(containerProblem(c)).toMatch(/^must (not have \. or \.\. as a segment|be a path)/);
+    },
+  );
+
+  it.each(["/.../", "/.hidden/", "/a./", "/..a/", "/v1.2/"])("accepts %j, which has no dot segment", (c) => {
+    expect(containerProblem(c)).toBeUndefined();
   });
 });
 

@@ -31,11 +31,20 @@ export function normalizeContainer(container: string): string {
   return container.toLowerCase();
 }
 
+/**
+ * A segment that is exactly `.` or `..` (RFC 3986 dot segments). Rules match containers as plain prefixes, so
+ * `/pci/../pii/` lies under `/pci/`, while anything that resolves paths (a proxy, a console, a report) reads it as
+ * `/pii/`: the same token would be in two places depending on who looks.
+ */
+const DOT_SEGMENT = /\/\.{1,2}(?=\/)/;
+export const DOT_SEGMENT_PROBLEM = "must not have . or .. as a segment";
+
 export function containerProblem(container: string): string | undefined {
   if (container.length > MAX_CONTAINER_LENGTH) return `must be at most ${MAX_CONTAINER_LENGTH} characters`;
   if (!CONTAINER.test(normalizeContainer(container))) {
     return "must be a path with a leading and a trailing slash, like /pci/high/ (letters, digits, . _ -)";
   }
+  if (DOT_SEGMENT.test(container)) return DOT_SEGMENT_PROBLEM;
   return undefined;
 }
 

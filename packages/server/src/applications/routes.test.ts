@@ -170,6 +170,16 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
         { "rules[0].container": [expect.stringMatching(/leading and a trailing slash/)] },
       ],
       [
+        "container with a dot segment",
+        { ...privateApp, rules: [{ ...privateApp.rules[0], container: "/pci/../pii/" }] },
+        { "rules[0].container": ["must not have . or .. as a segment"] },
+      ],
+      [
+        "container that is a dot segment",
+        { ...privateApp, rules: [{ ...privateApp.rules[0], container: "/./" }] },
+        { "rules[0].container": ["must not have . or .. as a segment"] },
+      ],
+      [
         "container and conditions",
         {
           ...privateApp,
@@ -542,9 +552,44 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
         expect(created.expires_at).toBe(expiresAt);
         expect((await unswept.request("GET", "/applications/key", { key: created.key })).status).toBe(200);
 
+        const listed = async () => {
+          const page = await unswept.request("GET", "/applications?size=100");
+          expect(page.status, page.text).toBe(200);
+          return page.body as { pagination: { total_items: number }; data: { id: string }[] };
+        };
+        const before = await listed();
+        expect(before.data.map((a) => a.id)).toContain(created.id);
+
         unswept.clock.advance(61_000);
         expectProblem(await unswept.request("GET", "/applications/key", { key: created.key }), 401);
-        expect((await unswept.request("GET", `/applications/${created.id}`)).status).toBe(200);
+        // Gone for the API as well, at once: not shown, not listed, not changed, as after the sweep.
+        expectProblem(await unswept.request("GET", `/applications/${created.id}`), 404, {
+          code: "not-found",
+        });
+        const after = await listed();
+        expect(after.data.map((a) => a.id)).not.toContain(created.id);
+        expect(after.pagination.total_items).toBe(before.pagination.total_items - 1);
+        expect((await unswept.request("GET", `/applications?id=${created.id}`)).body.data).toEqual([]);
+        expectProblem(
+          await unswept.request("PUT", `/applications/${created.id}`, {
+            body: { name: "revived", permissions: ["application:read"] },
+          }),
+          404,
+        );
+        expectProblem(await unswept.request("POST", `/applications/${created.id}/regenerate`), 404);
+        expectProblem(await unswept.request("DELETE", `/applications/${created.id}`), 404);
+        // Still in the store, untouched: what hides it is its expiry, not a sweep.
+        const store = unswept.database.open();
+        try {
+          const row = await store.db
+            .selectFrom("applications")
+            .select("name")
+            .where("id", "=", created.id)
+            .executeTakeFirst();
+          expect(row?.name).toBe("temp");
+        } finally {
+          await store.close();
+        }
       } finally {
         await unswept.close();
       }

@@ -58,10 +58,15 @@ function grantDetails(application: Pick<Application, "type" | "permissions" | "r
 export function createApplicationService({ db, reads, clock, audit }: ApplicationServiceDeps) {
   const store = applicationStore(db, reads);
 
+  /**
+   * Another tenant's id reads exactly like a missing one (DESIGN §5.4), and so does an expired Application: its key
+   * is refused from the moment it expires, and the API shows it no longer, whether the sweeper has run or not.
+   */
   async function findVisible(principal: Principal, id: string): Promise<Application> {
     const application = await store.findById(principal.tenantId, id);
-    // Another tenant's id reads exactly like a missing one (DESIGN §5.4).
-    if (application === undefined) throw AppError.notFound(`Application ${id}`);
+    if (application === undefined || isExpired(application, clock.now())) {
+      throw AppError.notFound(`Application ${id}`);
+    }
     return application;
   }
 
@@ -124,6 +129,7 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
     ): Promise<Page<Application>> {
       const { items, total } = await store.list(principal.tenantId, {
         ids: filter.ids,
+        now: clock.now().toISOString(),
         offset: offsetOf(page),
         limit: page.size,
       });
@@ -174,7 +180,7 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
 
     async delete(principal: Principal, id: string): Promise<void> {
       await db.transaction().execute(async (trx) => {
-        if (!(await applicationStore(trx).delete(principal.tenantId, id))) {
+        if (!(await applicationStore(trx).delete(principal.tenantId, id, clock.now().toISOString()))) {
           throw AppError.notFound(`Application ${id}`);
         }
         await audit.within(trx, [auditEntry(principal, "application.delete", { type: "application", id })]);

@@ -89,11 +89,15 @@ export function applicationStore(
       return row && fromRow(row);
     },
 
+    /** Expired Applications are left out from `now` on, as authentication refuses them, whether swept or not. */
     async list(
       tenantId: string,
-      filter: { ids: readonly string[]; offset: number; limit: number },
+      filter: { ids: readonly string[]; now: string; offset: number; limit: number },
     ): Promise<{ items: Application[]; total: number }> {
-      let query = db.selectFrom("applications").where("tenant_id", "=", tenantId);
+      let query = db
+        .selectFrom("applications")
+        .where("tenant_id", "=", tenantId)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", filter.now)]));
       if (filter.ids.length > 0) query = query.where("id", "in", filter.ids);
       const [rows, count] = await Promise.all([
         query
@@ -139,11 +143,13 @@ export function applicationStore(
       return result.numUpdatedRows > 0n;
     },
 
-    async delete(tenantId: string, id: string): Promise<boolean> {
+    /** An expired Application is already gone for the API (the sweeper deletes it): false, as for a missing one. */
+    async delete(tenantId: string, id: string, now: string): Promise<boolean> {
       const result = await db
         .deleteFrom("applications")
         .where("tenant_id", "=", tenantId)
         .where("id", "=", id)
+        .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", now)]))
         .executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

@@ -242,6 +242,46 @@ describe.skipIf(STORE_UNAVAILABLE)("rate limits over HTTP", () => {
   });
 });
 
+describe.skipIf(STORE_UNAVAILABLE)("data: search terms per API key", () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    // The smallest limit allowed: one query of 64 data: terms spends the whole bucket.
+    server = await startTestServer({ TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "64" });
+  });
+  afterAll(() => server?.close());
+
+  const guesses = (from: number) =>
+    Array.from({ length: 64 }, (_, i) => `data:"123-45-${String(from + i).padStart(4, "0")}"`).join(" OR ");
+  const search = (key: string, query: string) =>
+    server.request("POST", "/tokens/search", { key, body: { query } });
+
+  it("answers 429 with Retry-After once a key has searched its allowance of data: terms", async () => {
+    const guesser = await application(server, ["token:search", "token:create"]);
+    const other = await application(server, ["token:search"]);
+    expect((await search(guesser.key, guesses(0))).status).toBe(200);
+    const refused = await search(guesser.key, guesses(64));
+    expectProblem(refused, 429, { code: "rate-limited" });
+    const retryAfter = Number(refused.headers.get("retry-after"));
+    // 64 terms a minute, and about 64 missing: the wait is most of a minute, whatever the machine's speed.
+    expect(retryAfter).toBeGreaterThan(30);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+    expect(refused.body).toEqual(
+      rateLimitedBody(
+        `Too many data: search terms with this API key; retry after ${retryAfter} s.`,
+        "/tokens/search",
+      ),
+    );
+    // Other searches and other requests of the same key are not charged; a malformed query is a 400 as ever.
+    expect((await search(guesser.key, "type:social_security_number")).status).toBe(200);
+    expect((await server.request("POST", "/tokens", { key: guesser.key, body: { data: "x" } })).status).toBe(
+      201,
+    );
+    expectProblem(await search(guesser.key, "data:x AND ("), 400, { code: "validation-failed" });
+    // Another key has its own allowance.
+    expect((await search(other.key, guesses(128))).status).toBe(200);
+  });
+});
+
 describe.skipIf(STORE_UNAVAILABLE)("bounded concurrency over HTTP", () => {
   let server: TestServer;
   beforeAll(async () => {

@@ -11,6 +11,11 @@ declare module "fastify" {
   interface FastifyContextConfig {
     /** Runs the handler under this bounded-concurrency limit (limits/, docs/limits.md). */
     concurrency?: "searches" | "reacts";
+    /**
+     * How many `data:` terms the request's (validated) body searches for: charged to the caller's data-term
+     * limit before the handler runs (docs/limits.md#data-search-terms).
+     */
+    dataTerms?: (body: unknown) => number;
   }
 }
 
@@ -28,13 +33,16 @@ const PRESSURE_SAMPLE_MS = 1_000;
  * 2. per source address, and failed authentications per address: 429 `rate-limited`;
  * 3. (authentication, at onRequest)
  * 4. per API key, at preParsing (after every onRequest hook, before the body is read): 429 `rate-limited`;
- * 5. bounded concurrency for the routes whose `config.concurrency` names a limit: 503 `overloaded`.
+ * 5. `data:` search terms per API key, at preHandler (once the body is validated) for the routes whose
+ *    `config.dataTerms` counts them: 429 `rate-limited`;
+ * 6. bounded concurrency for the routes whose `config.concurrency` names a limit: 503 `overloaded`.
  *
  * Health probes, the documentation and unknown routes are outside the API scope and so never limited.
  */
 export function registerLimits(api: FastifyInstance, config: LimitsConfig): void {
   registerPressure(api, config.pressure);
   registerRateLimits(api, config);
+  registerDataTermLimit(api, config);
   registerConcurrency(api, config);
 }
 
@@ -98,6 +106,24 @@ function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
       return payload;
     });
   }
+}
+
+/**
+ * Each `data:` term of a search is one guess at a value: with a search index over a short value (an SSN's last
+ * four digits, a date of birth), a key that may search could otherwise try every candidate. Charged per term, so
+ * that one query ORing 64 guesses costs 64; charged per Application, wherever the request comes from (a
+ * reactor's `svc` included). A query that does not parse counts 0: it is refused before anything is searched.
+ */
+function registerDataTermLimit(api: FastifyInstance, config: LimitsConfig): void {
+  if (config.dataTerms === undefined) return;
+  const buckets = createTokenBuckets(config.dataTerms, config.maxEntries);
+  api.addHook("preHandler", async (request, reply) => {
+    const terms = request.routeOptions.config.dataTerms?.(request.body) ?? 0;
+    const applicationId = request.principal?.application.id;
+    if (terms === 0 || applicationId === undefined) return;
+    const taken = buckets.take(applicationId, terms);
+    if (!taken.allowed) throw rateLimited(reply, taken.retryAfterMs, "data: search terms with this API key");
+  });
 }
 
 /**

@@ -81,6 +81,48 @@ describe("token buckets", () => {
     );
   });
 
+  it("take several tokens at once within the same allowance, and say when that many will be there", () => {
+    const takes = fc.array(
+      fc.record({
+        gap: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 3_000 })),
+        count: fc.integer({ min: 1, max: 50 }),
+      }),
+      { minLength: 1, maxLength: 200 },
+    );
+    fc.assert(
+      fc.property(rates, takes, (rate, steps) => {
+        let time = 0;
+        const buckets = createTokenBuckets(rate, 10, () => time);
+        const passed: { time: number; count: number }[] = [];
+        for (const { gap, count } of steps.filter((s) => s.count <= rate.burst)) {
+          time += gap;
+          const taken = buckets.take("k", count);
+          if (taken.allowed) {
+            passed.push({ time, count });
+            continue;
+          }
+          // Refused: nothing was taken, and after the promised wait exactly this many pass.
+          const start = time;
+          time = start + taken.retryAfterMs;
+          expect(buckets.take("k", count).allowed).toBe(true);
+          passed.push({ time, count });
+        }
+        for (let i = 0; i < passed.length; i++) {
+          let units = 0;
+          for (let j = i; j < passed.length; j++) {
+            units += passed[j]!.count;
+            const allowance = rate.burst + ((passed[j]!.time - passed[i]!.time) * rate.perSecond) / 1000;
+            expect(units).toBeLessThanOrEqual(allowance + 1e-6);
+          }
+        }
+      }),
+    );
+    const buckets = createTokenBuckets({ perSecond: 1, burst: 10 }, 10, () => 0);
+    expect(buckets.take("k", 11)).toEqual({ allowed: false, retryAfterMs: 1000 });
+    expect(buckets.take("k", 10)).toEqual({ allowed: true });
+    expect(buckets.take("k", 3)).toEqual({ allowed: false, retryAfterMs: 3000 });
+  });
+
   it("keep each key's bucket apart", () => {
     let time = 0;
     const buckets = createTokenBuckets({ perSecond: 1, burst: 2 }, 10, () => time);

@@ -9,8 +9,11 @@ export interface Rate {
 export type Taken = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
 
 export interface TokenBuckets {
-  /** Takes a token from `key`'s bucket if it holds one; otherwise says how long until it will. */
-  take(key: string): Taken;
+  /**
+   * Takes `count` tokens (1 by default) from `key`'s bucket if it holds that many; otherwise takes none and says
+   * how long until it will. A `count` above the bucket's size is never allowed: callers keep it within `burst`.
+   */
+  take(key: string, count?: number): Taken;
   /** Like `take`, without taking: for limits that are charged only after the fact (failed authentications). */
   check(key: string): Taken;
   /** Buckets held; never more than `maxEntries`. */
@@ -49,19 +52,21 @@ export function createTokenBuckets(
   // Refills are sums of floating-point fractions: 0.42 + 116 × 0.005 comes to a hair under or over 1. Both the
   // verdict and the promised wait measure against one token less this margin, so that a Retry-After is never a
   // millisecond late because of rounding, and a request sent when it says is allowed.
-  const verdict = (tokens: number): Taken =>
-    tokens >= WHOLE_TOKEN
+  const verdict = (tokens: number, count = 1): Taken => {
+    const needed = count - 1 + WHOLE_TOKEN;
+    return tokens >= needed
       ? ALLOWED
-      : { allowed: false, retryAfterMs: Math.ceil((WHOLE_TOKEN - tokens) / perMs) };
+      : { allowed: false, retryAfterMs: Math.ceil((needed - tokens) / perMs) };
+  };
 
   return {
-    take(key) {
+    take(key, count = 1) {
       const time = now();
       const found = buckets.get(key);
       const tokens = found === undefined ? rate.burst : refilled(found, time);
-      const taken = verdict(tokens);
+      const taken = verdict(tokens, count);
       buckets.delete(key);
-      buckets.set(key, { tokens: taken.allowed ? tokens - 1 : tokens, at: time });
+      buckets.set(key, { tokens: taken.allowed ? tokens - count : tokens, at: time });
       if (buckets.size > maxEntries) buckets.delete(buckets.keys().next().value as string);
       return taken;
     },

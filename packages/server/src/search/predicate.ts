@@ -1,4 +1,4 @@
-import { containerProblem, normalizeContainer } from "../access/rules.js";
+import { containerProblem, DOT_SEGMENT_PROBLEM, normalizeContainer } from "../access/rules.js";
 import { foldCase } from "../crypto/blind-index.js";
 import type { QueryNode, RangeNode, TermNode } from "./ast.js";
 import { boundInstant, dateProblem, pointInterval, type Interval } from "./dates.js";
@@ -86,7 +86,12 @@ function containerPredicate(term: TermNode): Predicate {
   const subtree = term.quoted && star === term.value.length - 1;
   if (star !== -1 && !subtree) throw new QueryError(WILDCARD_PROBLEM, charOffset(term, star));
   const path = normalizeContainer(subtree ? term.value.slice(0, -1) : term.value);
-  if (containerProblem(path) !== undefined) {
+  const problem = containerProblem(path);
+  if (problem === DOT_SEGMENT_PROBLEM) {
+    // Containers are stored as written: a dot segment names no container anyone could have created.
+    throw new QueryError(`'${term.value}' ${DOT_SEGMENT_PROBLEM}`, term.valueOffset);
+  }
+  if (problem !== undefined) {
     throw new QueryError(
       `'${term.value}' is not a container like /pci/high/, or a subtree like "/pci/*"`,
       term.valueOffset,

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { nearValidQuery } from "../../test/fuzz-helpers.js";
 import { QueryError, parseQuery } from "./parser.js";
-import { queryShape } from "./shape.js";
+import { countDataTerms, queryShape } from "./shape.js";
 
 describe("queryShape", () => {
   it.each([
@@ -48,6 +48,43 @@ describe("queryShape", () => {
         expect(queryShape(parseQuery(shape))).toBe(shape);
       }),
       { numRuns: 2_000 },
+    );
+  });
+});
+
+describe("countDataTerms", () => {
+  it.each<[string | null | undefined, number]>([
+    [undefined, 0],
+    [null, 0],
+    ["", 0],
+    ["type:token", 0],
+    ['data:"123-45-6789"', 1],
+    ["data:a OR data:b OR data:c", 3],
+    ["NOT data:a AND -data:b AND !(data:c OR type:token)", 3],
+    ['metadata.data:x AND fingerprint:data AND container:"/data/"', 0],
+    // Refused as malformed before anything is searched: nothing to charge.
+    ["data:a AND (", 0],
+    // Parses, then is refused for its wildcard: charged like a query that finds nothing.
+    ["data:a*", 1],
+  ])("%j holds %i data: terms", (query, count) => {
+    expect(countDataTerms(query)).toBe(count);
+  });
+
+  it("counts every data: term however the query is built", () => {
+    const term = fc.oneof(
+      fc.constant({ text: "data:x", data: 1 }),
+      fc.constant({ text: "type:token", data: 0 }),
+      fc.constant({ text: "metadata.k:data", data: 0 }),
+    );
+    fc.assert(
+      fc.property(
+        fc.array(term, { minLength: 1, maxLength: 20 }),
+        fc.constantFrom(" AND ", " OR ", " "),
+        (terms, join) => {
+          const query = terms.map((t, i) => (i % 3 === 2 ? `NOT (${t.text})` : t.text)).join(join);
+          expect(countDataTerms(query)).toBe(terms.reduce((sum, t) => sum + t.data, 0));
+        },
+      ),
     );
   });
 });

@@ -1,4 +1,5 @@
 import type { QueryNode } from "./ast.js";
+import { parseQuery, QueryError } from "./parser.js";
 
 /**
  * A query with every value replaced by `?`: what the audit log keeps of a search. The fields, operators and
@@ -26,4 +27,33 @@ export function queryShape(node: QueryNode | undefined): string {
       return `${node.field}:${open}${node.lower === undefined ? "*" : "?"} TO ${node.upper === undefined ? "*" : "?"}${close}`;
     }
   }
+}
+
+/**
+ * How many `data:` terms a query holds, wherever they stand (under NOT and OR too): what the data-term limit
+ * charges (limits/register.ts). A query that does not parse holds none: it is refused before anything is searched.
+ */
+export function countDataTerms(query: string | null | undefined): number {
+  let tree: QueryNode | undefined;
+  try {
+    tree = parseQuery(query ?? "");
+  } catch (error) {
+    if (error instanceof QueryError) return 0;
+    throw error;
+  }
+  const count = (node: QueryNode | undefined): number => {
+    if (node === undefined) return 0;
+    switch (node.kind) {
+      case "and":
+      case "or":
+        return node.children.reduce((sum, child) => sum + count(child), 0);
+      case "not":
+        return count(node.child);
+      case "term":
+        return node.field === "data" ? 1 : 0;
+      case "range":
+        return 0;
+    }
+  };
+  return count(tree);
 }

@@ -335,8 +335,14 @@ function openPostgres(url: string, poolSize: number): Store {
         }
         return fn(trx);
       }),
-    // PostgreSQL already shares WAL flushes between concurrent commits; one transaction per write is right.
-    write: (fn) => db.transaction().execute((trx) => fn(trx, runThrough(trx))),
+    // PostgreSQL already shares WAL flushes between concurrent commits; one transaction per write is right. READ
+    // COMMITTED whatever the server's default: writes rely on each statement seeing what committed before it
+    // (deduplication looks after taking its lock; replacements compare and set).
+    write: (fn) =>
+      db
+        .transaction()
+        .setIsolationLevel("read committed")
+        .execute((trx) => fn(trx, runThrough(trx))),
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -19,6 +19,9 @@ import { JsonPathError, parseJsonPath, selectJsonPath } from "./json-path.js";
 
 const REVEALING_FILTERS = ["base64_encode", "base64_decode", "sha256", "hmac_sha256", "url_decode"] as const;
 
+/** The message of an evaluation stopped by the renderer's time limit: the host's load as much as the template. */
+export const TOOK_TOO_LONG = "took too long";
+
 /** Its message is safe to show a client: it names the problem, never token data or an evaluated value. */
 export class ExpressionError extends Error {
   constructor(message: string) {
@@ -32,6 +35,17 @@ export interface ExpressionScope {
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
+/** An integer from 0 to `max` − 1, for the alias filters; node:crypto's randomInt unless a check needs repeatability. */
+export type RandomInt = (max: number) => number;
+
+export interface EvaluateOptions {
+  /**
+   * Where the alias filters draw their random characters from. A check that compares outputs over changed data
+   * (card-mask.ts) passes a fixed sequence, so that only the data can make two outputs differ.
+   */
+  readonly random?: RandomInt;
+}
+
 export interface ExpressionEngine {
   /**
    * Parses and checks a template without data: plain text and `{{ … }}` outputs only, known filters only, and
@@ -42,7 +56,7 @@ export interface ExpressionEngine {
    * Evaluates against `scope`. A template that is exactly one output (surrounding whitespace allowed) yields the
    * raw value after filters; any other template yields the rendered string. Throws ExpressionError.
    */
-  evaluate(template: string, scope: ExpressionScope): unknown;
+  evaluate(template: string, scope: ExpressionScope, options?: EvaluateOptions): unknown;
 }
 
 export interface ExpressionLimits {
@@ -130,6 +144,7 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
    * process descheduled for 100 ms answered 400 "took too long" for a `remove: '-'`).
    */
   function evaluateDirect(direct: Direct, scope: ExpressionScope, template: string): unknown {
+    // The direct shapes use no alias filter, so they never draw random numbers.
     const memory = maxOutputLength * MEMORY_PER_OUTPUT_CHAR;
     let used = 0;
     const memoryLimit: Charge = {
@@ -151,7 +166,7 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
     check(template) {
       compile(template);
     },
-    evaluate(template, scope) {
+    evaluate(template, scope, options = {}) {
       const { templates, single, direct } = compile(template);
       if (direct !== undefined) {
         const value = evaluateDirect(direct, scope, template);
@@ -163,6 +178,7 @@ export function createExpressionEngine(limits: ExpressionLimits = {}): Expressio
         { sync: true },
         { liquid },
       );
+      ctx.random = options.random ?? randomInt;
       try {
         let result: unknown;
         if (single) {
@@ -265,7 +281,7 @@ function renderFailure(error: unknown, template: string): ExpressionError {
   if (cause instanceof AssertionError && cause.message === "memory alloc limit exceeded")
     return outputTooLarge();
   if (cause instanceof AssertionError && cause.message === "template render limit exceeded") {
-    return new ExpressionError("took too long");
+    return new ExpressionError(TOOK_TOO_LONG);
   }
   if (error instanceof UndefinedVariableError) {
     const fromTemplate = error.token.input === template;
@@ -292,6 +308,8 @@ const NO_FILES: FS = {
 
 /** Token data is JSON: a string has no properties but Liquid's `size` (liquidjs would index it, `data[0]`). */
 class TokenContext extends Context {
+  random: RandomInt = randomInt;
+
   override readProperty(
     obj: Parameters<Context["readProperty"]>[0],
     key: Parameters<Context["readProperty"]>[1],
@@ -320,7 +338,12 @@ function toText(value: unknown): string {
 // ---- filters (wire-format §4.5) ----
 
 /** Filters need only the memory limiter of liquidjs's context, so plain code can call them too. */
-type Filter = (this: { context: { memoryLimit: Charge } }, value: unknown, ...args: unknown[]) => unknown;
+interface FilterContext {
+  readonly memoryLimit: Charge;
+  /** Absent for the direct evaluator, whose templates use no alias filter. */
+  readonly random?: RandomInt;
+}
+type Filter = (this: { context: FilterContext }, value: unknown, ...args: unknown[]) => unknown;
 
 function fail(filter: string, problem: string): never {
   throw new ExpressionError(`filter ${filter}: ${problem}`);
@@ -365,11 +388,12 @@ function charsArg(filter: string, name: string, arg: unknown): Set<string> {
  */
 function onText(
   name: string,
-  transform: (text: string, args: unknown[], charge: (n: number) => void) => string,
+  transform: (text: string, args: unknown[], charge: (n: number) => void, random: RandomInt) => string,
 ) {
   const filter: Filter = function (value, ...args) {
     if (value === null || value === undefined) return value;
-    return transform(textOf(name, value), args, (n) => this.context.memoryLimit.use(n));
+    const { memoryLimit, random = randomInt } = this.context;
+    return transform(textOf(name, value), args, (n) => memoryLimit.use(n), random);
   };
   return filter;
 }
@@ -384,15 +408,15 @@ function binLength(digits: number): number {
   return digits >= 16 ? 8 : 6;
 }
 
-function randomFrom(alphabet: string): string {
-  return alphabet[randomInt(alphabet.length)] ?? "";
+function randomFrom(alphabet: string, random: RandomInt): string {
+  return alphabet[random(alphabet.length)] ?? "";
 }
 
 /** Same class, random value: letters stay letters of the same case, digits stay digits, the rest is kept. */
-function randomLike(char: string): string {
-  if (/\p{Lu}/u.test(char)) return randomFrom(UPPER);
-  if (/\p{L}/u.test(char)) return randomFrom(LOWER);
-  if (/\p{N}/u.test(char)) return randomFrom(DIGITS);
+function randomLike(char: string, random: RandomInt): string {
+  if (/\p{Lu}/u.test(char)) return randomFrom(UPPER, random);
+  if (/\p{L}/u.test(char)) return randomFrom(LOWER, random);
+  if (/\p{N}/u.test(char)) return randomFrom(DIGITS, random);
   return char;
 }
 
@@ -583,26 +607,26 @@ const FILTERS: Record<string, Filter> = {
     return fail("to_boolean", "value is not true or false");
   },
 
-  alias_preserve_format: onText("alias_preserve_format", (text, [first, last], charge) => {
+  alias_preserve_format: onText("alias_preserve_format", (text, [first, last], charge, random) => {
     const head = countArg("alias_preserve_format", "reveal_first", first, 0);
     const tail = countArg("alias_preserve_format", "reveal_last", last, 0);
     charge(text.length);
-    return aliasWith(text, head, tail, randomLike);
+    return aliasWith(text, head, tail, (c) => randomLike(c, random));
   }),
 
   /** BT's examples use lower-case letters and digits; every character is replaced, delimiters included. */
-  alias_preserve_length: onText("alias_preserve_length", (text, [first, last], charge) => {
+  alias_preserve_length: onText("alias_preserve_length", (text, [first, last], charge, random) => {
     const head = countArg("alias_preserve_length", "reveal_first", first, 0);
     const tail = countArg("alias_preserve_length", "reveal_last", last, 0);
     charge(text.length);
-    return aliasWith(text, head, tail, () => randomFrom(DIGITS + LOWER));
+    return aliasWith(text, head, tail, () => randomFrom(DIGITS + LOWER, random));
   }),
 
   /**
    * Random digits in place of the card's digits, spaces and dashes kept; the BIN (6 or 8 digits) and last 4
    * on request. The last random digit is then chosen so that the whole number passes Luhn.
    */
-  alias_card: onText("alias_card", (text, [revealBin, revealLast4], charge) => {
+  alias_card: onText("alias_card", (text, [revealBin, revealLast4], charge, random) => {
     const bin = flagArg("alias_card", "reveal_bin", revealBin);
     const last4 = flagArg("alias_card", "reveal_last4", revealLast4);
     if (!/^[\d -]+$/.test(text) || !/\d/.test(text)) fail("alias_card", "value must be a card number");
@@ -617,7 +641,7 @@ const FILTERS: Record<string, Filter> = {
     const check = free.pop();
     if (check === undefined)
       fail("alias_card", "the number is too short to reveal its BIN and last 4 digits");
-    for (const p of free) chars[p] = randomFrom(DIGITS);
+    for (const p of free) chars[p] = randomFrom(DIGITS, random);
     const digitsWith = (d: number) => positions.map((p) => (p === check ? d : Number(chars[p])));
     chars[check] = String([...Array(10).keys()].find((d) => luhnValid(digitsWith(d))));
     return chars.join("");

@@ -86,7 +86,8 @@ interface Seed {
 /**
  * Created by the top-level key (which creates anywhere) in containers the private Application only redacts
  * (/secret/) or holds no rule for (/vault/). Masks that would show everything are there on purpose: a mask
- * applied where the rule redacts, or for a caller outside every rule, would leak the whole value.
+ * applied where the rule redacts, or for a caller outside every rule, would leak the whole value. Card masks
+ * cannot show a whole card (PCI DSS 3.4.1, tokens/card-mask.ts): theirs show what PCI allows, the BIN and last 4.
  */
 const SEEDS: readonly Seed[] = [
   {
@@ -100,8 +101,13 @@ const SEEDS: readonly Seed[] = [
     },
   },
   {
-    name: "redacted card number, mask shows it all",
-    body: { type: "card_number", data: SECRET.card, containers: ["/secret/cards/"], mask: "{{ data }}" },
+    name: "redacted card number, mask shows the BIN and last 4",
+    body: {
+      type: "card_number",
+      data: SECRET.card,
+      containers: ["/secret/cards/"],
+      mask: "{{ data | card_mask: true, true }}",
+    },
   },
   {
     name: "redacted card",
@@ -109,7 +115,7 @@ const SEEDS: readonly Seed[] = [
       type: "card",
       data: { number: SECRET.cardOfObject, expiration_month: 7, expiration_year: 2031, cvc: SECRET.cvc },
       containers: ["/secret/"],
-      mask: { number: "{{ data.number }}", cvc: "{{ data.cvc }}" },
+      mask: { number: "{{ data.number | reveal: 8, 4 }}", expiration_year: "{{ data.expiration_year }}" },
       metadata: { owner: "seed" },
     },
   },

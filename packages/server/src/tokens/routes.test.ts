@@ -142,7 +142,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
       );
     });
 
-    it.each<[string, unknown, Record<string, string[]>]>([
+    it.each<[string, unknown, Record<string, string[] | undefined>]>([
       [
         "a Luhn failure",
         { type: "card_number", data: "4242424242424241" },
@@ -186,6 +186,21 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
         { "containers[0]": [expect.stringContaining("leading and a trailing slash") as never] },
       ],
       ["no container", { data: "x", containers: [] }, { containers: ["must hold at least one container"] }],
+      [
+        "a container with a dot segment",
+        { data: "x", containers: ["/pci/", "/pci/../pii/"] },
+        { "containers[1]": ["must not have . or .. as a segment"] },
+      ],
+      [
+        "a container ending in a dot segment",
+        { data: "x", containers: ["/pci/./"] },
+        { "containers[0]": ["must not have . or .. as a segment"] },
+      ],
+      [
+        "a blank search index",
+        { data: "x", search_indexes: ["{{ data }}", " \t "] },
+        { "search_indexes[1]": ["must not be blank"], "search_indexes[0]": undefined },
+      ],
       ["an unknown field", { data: "x", contaners: ["/a/"] }, { contaners: ["is not a known field"] }],
       [
         "an id with a lone surrogate",
@@ -238,6 +253,44 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
           200,
         );
       }
+    });
+
+    it("deduplicates 20 concurrent creates of one new value into exactly one token", async () => {
+      const ssn = "321-54-9876";
+      const body = { type: "social_security_number", data: ssn, deduplicate_token: true };
+      const responses = await Promise.all(
+        Array.from({ length: 20 }, () => server.request("POST", "/tokens", { key: backend, body })),
+      );
+      for (const response of responses) expect(response.status, response.text).toBe(201);
+      const ids = new Set(responses.map((r) => r.body.id as string));
+      expect(ids.size).toBe(1);
+      expect(responses.filter((r) => r.body._extras?.deduplicated === true)).toHaveLength(19);
+      const [id] = ids;
+      for (const response of responses) expect(response.body).toMatchObject({ id, data: "XXX-XX-9876" });
+      const found = await server.request("POST", "/tokens/search", {
+        key: backend,
+        body: { query: `data:"${ssn}"` },
+      });
+      expect(found.body.pagination.total_items).toBe(1);
+    });
+
+    it("deduplicates concurrent bulk creates holding the same new values in different orders", async () => {
+      const values = ["456-12-7890", "456-12-7891", "456-12-7892"];
+      const request = (order: string[]) =>
+        server.request("POST", "/tokenize", {
+          key: backend,
+          body: order.map((data) => ({ type: "social_security_number", data, deduplicate_token: true })),
+        });
+      const orders = Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? values : [...values].reverse()));
+      const responses = await Promise.all(orders.map(request));
+      for (const response of responses) expect(response.status, response.text).toBe(200);
+      const idOf = new Map<string, Set<string>>(values.map((v) => [v, new Set()]));
+      responses.forEach((response, i) =>
+        orders[i]!.forEach((value, j) => idOf.get(value)!.add(response.body[j].id as string)),
+      );
+      for (const value of values) expect(idOf.get(value)!.size, value).toBe(1);
+      const ids = new Set([...idOf.values()].flatMap((set) => [...set]));
+      expect(ids.size).toBe(3);
     });
 
     it("refuses to create into a container the caller holds no token:create rule for", async () => {
@@ -384,6 +437,26 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
       expect(unchanged.body).not.toHaveProperty("modified_at");
     });
 
+    it("refuses dot segments in containers and blank search indexes on update too", async () => {
+      // In /pci/, which backend reveals: it may change the token's search indexes.
+      const token = await create({ data: "x", search_indexes: ["{{ data }}"], containers: ["/pci/"] });
+      const patch = (body: unknown) =>
+        server.request("PATCH", `/tokens/${token.id}`, {
+          key: backend,
+          contentType: "application/merge-patch+json",
+          body,
+        });
+      expectProblem(await patch({ containers: ["/pci/../pii/"] }), 400, {
+        errors: { "containers[0]": ["must not have . or .. as a segment"] },
+      });
+      expectProblem(await patch({ search_indexes: ["   "] }), 400, {
+        errors: { "search_indexes[0]": ["must not be blank"] },
+      });
+      const unchanged = await server.request("GET", `/tokens/${token.id}`, { key: backend });
+      expect(unchanged.body).toMatchObject({ containers: ["/pci/"], search_indexes: ["{{ data }}"] });
+      expect(unchanged.body).not.toHaveProperty("modified_at");
+    });
+
     it("needs token:update on every new container", async () => {
       const limited = await application({
         name: "limited",
@@ -426,6 +499,54 @@ describe.skipIf(STORE_UNAVAILABLE)("Tokens API", () => {
   });
 
   describe("list", () => {
+    it("never decrypts a token it does not show the data of", async () => {
+      const tag = `sealed-${Date.now()}`;
+      const ssn = await create({ type: "social_security_number", data: SSN, metadata: { batch: tag } });
+      const plainToken = await create({ data: "no mask", metadata: { batch: tag } });
+      const redactingSearcher = await application({
+        name: "redacting searcher",
+        type: "private",
+        rules: [
+          { priority: 1, container: "/", transform: "redact", permissions: ["token:read", "token:search"] },
+        ],
+      });
+      // Both ciphertexts replaced by bytes that fail authentication: any attempt to decrypt them throws.
+      const store = server.database.open();
+      try {
+        await store.db
+          .updateTable("tokens")
+          .set({ ciphertext: Buffer.alloc(64, 7).toString("base64") })
+          .where("id", "in", [ssn.id, plainToken.id])
+          .execute();
+        const check = async (key: string, shown: { id: string }) => {
+          const listed = await server.request("GET", `/tokens?metadata.batch=${tag}`, { key });
+          expect(listed.status, listed.text).toBe(200);
+          expect(listed.body.data.map((t: { id: string }) => t.id)).toContain(shown.id);
+          for (const token of listed.body.data) expect(token).not.toHaveProperty("data");
+          const read = await server.request("GET", `/tokens/${shown.id}`, { key });
+          expect(read.status, read.text).toBe(200);
+          expect(read.body).not.toHaveProperty("data");
+        };
+        // Redacted: no data shown, so none decrypted.
+        await check(redactingSearcher, ssn);
+        const found = await server.request("POST", "/tokens/search", {
+          key: redactingSearcher,
+          body: { query: `metadata.batch:${tag}` },
+        });
+        expect(found.status, found.text).toBe(200);
+        expect(found.body.pagination.total_items).toBe(2);
+        // Masked, but the token has no mask: nothing to show either.
+        expect((await server.request("GET", `/tokens/${plainToken.id}`, { key: plain })).status).toBe(200);
+        // Where the data is shown, the corruption is found: the tokens above were really never decrypted.
+        expectProblem(await server.request("GET", `/tokens/${ssn.id}`, { key: plain }), 500, {
+          code: "internal",
+        });
+      } finally {
+        await store.db.deleteFrom("tokens").where("id", "in", [ssn.id, plainToken.id]).execute();
+        await store.close();
+      }
+    });
+
     it("filters by id, type and metadata (case-insensitive), newest first, only what the caller may read", async () => {
       const tag = `list-${Date.now()}`;
       const a = await create({ type: "card_number", data: CARD, metadata: { batch: tag, who: "Bob" } });

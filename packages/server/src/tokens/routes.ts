@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
+import { countDataTerms } from "../search/shape.js";
 import { principalOf } from "../server/auth.js";
 import { AppError, hasControlCharacter } from "../server/errors.js";
 import { pageRequest } from "../server/pagination.js";
@@ -116,13 +117,18 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
     app.post(
       "/tokens/search",
       {
-        config: { permission: "token:search", concurrency: "searches" },
+        config: {
+          permission: "token:search",
+          concurrency: "searches",
+          dataTerms: (body) => countDataTerms((body as SearchTokensBody).query),
+        },
         schema: {
           tags,
           summary: "Search tokens",
           description:
             "Results are ordered by created_at descending, then id; each token's data is shown through the " +
-            "caller's rule for token:search. New tokens are searchable as soon as their create returns.",
+            "caller's rule for token:search. New tokens are searchable as soon as their create returns. " +
+            "The data: terms an API key may search are limited per minute (429 with Retry-After).",
           body: SearchTokensBody,
           response: responses({ 200: TokenPage }),
         },
@@ -159,7 +165,9 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           tags,
           summary: "Update a token (JSON merge patch)",
           description:
-            "Content-Type must be application/merge-patch+json; data, metadata and mask are merged.",
+            "Content-Type must be application/merge-patch+json; data, metadata and mask are merged. Changing " +
+            "mask, search_indexes or fingerprint_expression needs token:read through a rule that reveals the " +
+            "token (else 403); the answer shows the data through the caller's token:read rule.",
           params: TokenIdParams,
           body: PatchTokenBody,
           response: responses({ 200: TokenSchema }),

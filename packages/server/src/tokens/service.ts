@@ -1,9 +1,11 @@
+import { isDeepStrictEqual } from "node:util";
 import {
   decide,
   decideAmong,
   effectiveRules,
   mayWriteInto,
   ruleContainers,
+  widenedBy,
   type Decision,
 } from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
@@ -31,6 +33,7 @@ import { toPredicate, type Predicate } from "../search/predicate.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import { isUniqueViolation, type Executor, type RunWrite, type Store } from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
+import { cardExposureProblem, checkBudget, createCardExposureCheck, isCardType } from "./card-mask.js";
 import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./expressions.js";
 import { MAX_METADATA_ENTRIES } from "./schemas.js";
 import { openData, sealData } from "./sealing.js";
@@ -109,6 +112,14 @@ interface Derived {
   readonly rows: TokenIndexRows;
 }
 
+/** A create checked and derived in full, before its transaction: all that is left is to look and to write. */
+interface PreparedCreate {
+  readonly draft: TokenDraft;
+  readonly derived: Derived;
+  readonly id: string | undefined;
+  readonly deduplicate: boolean;
+}
+
 /**
  * A query as the search compiler takes it, and its shape for the audit log (values removed); every problem with
  * it is a 400 naming its place (DESIGN §7).
@@ -146,6 +157,7 @@ function shownTokens(views: readonly { record: TokenRecord; decision?: Decision 
 export function createTokenService({ store, keys, expressions, clock, audit }: TokenServiceDeps) {
   /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
   const tokens = tokenStore(store.db, store);
+  const cardExposure = createCardExposureCheck(expressions);
   const now = () => clock.now().toISOString();
 
   /**
@@ -197,6 +209,17 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
 
   function show(decision: Decision, token: Token): TokenView {
     return showData(decision, token, token.data);
+  }
+
+  /** Whether `decision` shows any of the token's data: a token shown without it is never decrypted. */
+  function showsData(decision: Decision, record: TokenRecord): boolean {
+    return decision.transform === "reveal" || (decision.transform === "mask" && record.mask !== null);
+  }
+
+  async function showStored(decision: Decision, stored: StoredToken): Promise<TokenView> {
+    return showsData(decision, stored.record)
+      ? show(decision, await open(stored))
+      : { record: stored.record };
   }
 
   /** Redact drops the data; mask shows the evaluated mask, or nothing when the token has none; reveal shows it. */
@@ -252,10 +275,18 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     };
   }
 
-  /** Field checks that need no expression: data, containers, metadata, expiry, expressions' syntax. */
-  function checkDraft(draft: TokenDraft, errors: FieldErrors, options: { indexesGiven: boolean }): void {
+  /**
+   * Field checks that need no token data: data, containers, metadata, expiry, expressions' syntax, and what a
+   * card's mask may show (evaluated over synthetic cards only). `given`: what the request sets, which alone is
+   * checked for blank indexes and card exposure, so that a token stored before those checks can still be updated.
+   */
+  function checkDraft(
+    draft: TokenDraft,
+    errors: FieldErrors,
+    given: { indexes: boolean; mask: boolean },
+  ): void {
     const add = (field: string, message: string) => addError(errors, field, message);
-    if (options.indexesGiven && !tokenTypeSpec(draft.type).acceptsSearchIndexes) {
+    if (given.indexes && !tokenTypeSpec(draft.type).acceptsSearchIndexes) {
       add(
         "search_indexes",
         "are accepted only for token, social_security_number and employer_id_number tokens",
@@ -288,10 +319,41 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     };
     if (draft.fingerprintExpression.includes("\u0000"))
       add("fingerprint_expression", "must not contain NUL characters");
-    draft.searchIndexes.forEach((t, i) => syntax(`search_indexes[${i}]`, t));
+    draft.searchIndexes.forEach((t, i) => {
+      // Blank text is one constant value for every token: it finds them all, which is no index.
+      if (given.indexes && t.trim() === "") add(`search_indexes[${i}]`, "must not be blank");
+      else syntax(`search_indexes[${i}]`, t);
+    });
     syntax("fingerprint_expression", draft.fingerprintExpression);
-    if (typeof draft.mask === "string") syntax("mask", draft.mask);
-    else if (draft.mask !== null) for (const [k, t] of Object.entries(draft.mask)) syntax(`mask.${k}`, t);
+    const masks: [string, string][] =
+      typeof draft.mask === "string"
+        ? [["mask", draft.mask]]
+        : Object.entries(draft.mask ?? {}).map(([k, t]) => [`mask.${k}`, t]);
+    const budget = checkBudget();
+    for (const [field, template] of masks) {
+      const before = errors[field]?.length ?? 0;
+      syntax(field, template);
+      if (given.mask && (errors[field]?.length ?? 0) === before) {
+        checkCardExposure(draft.type, field, template, errors, budget);
+      }
+    }
+  }
+
+  /** PCI DSS 3.4.1 for what shows a card: a mask, or an alias id (card-mask.ts). Whoever sets it. */
+  function checkCardExposure(
+    type: TokenType,
+    field: string,
+    template: string,
+    errors: FieldErrors,
+    budget = checkBudget(),
+  ): void {
+    if (!isCardType(type)) return;
+    try {
+      if (cardExposure.exposes(type, template, budget)) addError(errors, field, cardExposureProblem(type));
+    } catch (error) {
+      if (!(error instanceof ExpressionError)) throw error;
+      addError(errors, field, error.message);
+    }
   }
 
   function timestamp(text: string, errors: FieldErrors): string | null {
@@ -336,13 +398,11 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     }
   }
 
-  async function createOne(
-    trx: Executor,
-    run: RunWrite,
-    principal: Principal,
-    input: CreateTokenInput,
-    writeKey: WriteKeys,
-  ): Promise<TokenView> {
+  /**
+   * Checks a create and derives everything it stores, without the database: in a bulk tokenize every request is
+   * prepared before the transaction opens, which then only looks up duplicates and writes.
+   */
+  function prepareCreate(principal: Principal, input: CreateTokenInput, writeKey: WriteKeys): PreparedCreate {
     const errors: FieldErrors = {};
     const type = input.type ?? "token";
     const spec = tokenTypeSpec(type);
@@ -357,14 +417,36 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       containers: [...new Set((input.containers ?? [spec.defaultContainer]).map(normalizeContainer))],
       expiresAt: input.expiresAt === undefined ? null : timestamp(input.expiresAt, errors),
     };
-    checkDraft(draft, errors, { indexesGiven: input.searchIndexes !== undefined });
+    checkDraft(draft, errors, { indexes: input.searchIndexes !== undefined, mask: input.mask !== undefined });
     if (Object.keys(errors).length > 0) throw AppError.validation(errors);
     assertMayWrite(principal, "token:create", draft.containers);
 
-    const id = resolveId(input.id, data, errors);
+    const id = resolveId(input.id, type, data, errors);
     const derived = derive(draft, writeKey, errors);
+    return { draft, derived, id, deduplicate: input.deduplicateToken === true };
+  }
 
-    if (input.deduplicateToken === true) {
+  /**
+   * Takes the deduplication locks of the prepared creates (tokens/store.ts), all of them before any lookup and in
+   * one order, so that two bulk creates holding the same values in different orders cannot deadlock.
+   */
+  function lockDuplicates(trx: Executor, principal: Principal, prepared: readonly PreparedCreate[]) {
+    const keys = prepared
+      .filter((p) => p.deduplicate)
+      .map((p) => ({ type: p.draft.type, fingerprint: p.derived.fingerprint }));
+    return keys.length === 0 ? Promise.resolve() : tokenStore(trx).lockFingerprints(principal.tenantId, keys);
+  }
+
+  async function commitCreate(
+    trx: Executor,
+    run: RunWrite,
+    principal: Principal,
+    { draft, derived, id, deduplicate }: PreparedCreate,
+    writeKey: WriteKeys,
+  ): Promise<TokenView> {
+    const { type, data } = draft;
+    if (deduplicate) {
+      // Under the lock taken for this fingerprint: a concurrent create of the same value has committed or waits.
       const existing = await tokenStore(trx).findByFingerprint(
         principal.tenantId,
         type,
@@ -387,7 +469,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         );
         if (readable === undefined)
           return { record: existing.record, deduplicated: true, identityOnly: true };
-        return { ...show(readable, await open(existing)), deduplicated: true };
+        return { ...(await showStored(readable, existing)), deduplicated: true };
       }
     }
 
@@ -433,14 +515,23 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       ],
       run,
     );
+    // The caller's own data, just sent: shown through its create rule (docs/tokens.md#access-rules-and-transforms).
     return decision === undefined ? { record } : show(decision, { ...record, data });
   }
 
   /** A caller-chosen id, or an alias expression evaluated against the data (`{{ data | alias_card }}`). */
-  function resolveId(given: string | undefined, data: unknown, errors: FieldErrors): string | undefined {
+  function resolveId(
+    given: string | undefined,
+    type: TokenType,
+    data: unknown,
+    errors: FieldErrors,
+  ): string | undefined {
     if (given === undefined) return undefined;
     let id = given;
     if (given.includes("{{")) {
+      // An id is shown to everyone who reaches the token and stored in clear: for a card, no more than a mask.
+      checkCardExposure(type, "id", given, errors);
+      if (errors.id !== undefined) throw AppError.validation(errors);
       const value = evaluate(given, { data }, "id", errors);
       if (errors.id !== undefined) throw AppError.validation(errors);
       id = typeof value === "string" ? value : JSON.stringify(value ?? "");
@@ -460,6 +551,42 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     return id;
   }
 
+  /**
+   * `token:update` must never amount to `token:read` (issue 15). Masks, search indexes and fingerprint expressions
+   * are evaluated over the data, and their results are shown (a mask), searchable (an index: `data:` terms guess
+   * at it) or compared (a fingerprint); so changing one is for a caller that may read the token revealed anyway.
+   * Moving the token is refused when the caller itself would then see more of it. The caller may update the token,
+   * so it knows the token exists: 403, not 404.
+   */
+  function assertUpdateShowsNothing(
+    principal: Principal,
+    before: TokenRecord,
+    after: Pick<TokenRecord, "mask" | "searchIndexes" | "fingerprintExpression" | "containers">,
+  ): void {
+    const read = decide(principal.application, "token:read", before.containers);
+    if (read?.transform === "reveal") return;
+    const spec = tokenTypeSpec(before.type);
+    const changed = [
+      !isDeepStrictEqual(before.mask, after.mask) && "mask",
+      !isDeepStrictEqual(before.searchIndexes, after.searchIndexes) && "search_indexes",
+      (before.fingerprintExpression ?? spec.fingerprintExpression) !== after.fingerprintExpression &&
+        "fingerprint_expression",
+    ].filter((field) => field !== false);
+    if (changed.length > 0) {
+      throw AppError.forbidden(
+        `Changing ${changed.join(", ")} needs token:read through a rule that reveals this token: ` +
+          "these expressions are evaluated over its data.",
+      );
+    }
+    const widened = widenedBy(principal.application, before.containers, after.containers);
+    if (widened.length > 0) {
+      throw AppError.forbidden(
+        `Moving this token to these containers would show the Application more of it through ${widened.join(", ")}; ` +
+          "that needs token:read through a rule that reveals it.",
+      );
+    }
+  }
+
   async function findVisible(principal: Principal, id: string, permission: TokenPermission) {
     const stored = await tokens.findById(principal.tenantId, id, now(), principal.versions?.tokens);
     if (stored === undefined) throw AppError.notFound(`Token ${id}`);
@@ -469,12 +596,16 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
   return {
     async create(principal: Principal, input: CreateTokenInput): Promise<TokenView> {
       const writeKey = await writeKeys(principal.tenantId);
-      return store.write((trx, run) => createOne(trx, run, principal, input, writeKey));
+      const prepared = prepareCreate(principal, input, writeKey);
+      return store.write(async (trx, run) => {
+        await lockDuplicates(trx, principal, [prepared]);
+        return commitCreate(trx, run, principal, prepared, writeKey);
+      });
     },
 
     async get(principal: Principal, id: string): Promise<TokenView> {
       const { stored, decision } = await findVisible(principal, id, "token:read");
-      const view = show(decision, await open(stored));
+      const view = await showStored(decision, stored);
       await audit.record([
         auditEntry(principal, "token.read", { type: "token", id }, { rule: ruleOf(decision) }),
       ]);
@@ -484,17 +615,36 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     async update(principal: Principal, id: string, patch: PatchTokenInput): Promise<TokenView> {
       const writeKey = await writeKeys(principal.tenantId);
       const { stored } = await findVisible(principal, id, "token:update");
+      const before = stored.record;
+      const spec = tokenTypeSpec(before.type);
+      const merged = patch.mask === undefined ? before.mask : mergePatch(before.mask, patch.mask);
+      const shaping = {
+        mask: (isPlainObject(merged) && Object.keys(merged).length === 0
+          ? null
+          : merged) as MaskExpression | null,
+        searchIndexes:
+          patch.searchIndexes === undefined
+            ? before.searchIndexes
+            : (patch.searchIndexes ?? spec.defaultSearchIndexes),
+        fingerprintExpression:
+          patch.fingerprintExpression === undefined
+            ? (before.fingerprintExpression ?? spec.fingerprintExpression)
+            : (patch.fingerprintExpression ?? spec.fingerprintExpression),
+        containers:
+          patch.containers === undefined
+            ? before.containers
+            : [...new Set(patch.containers.map(normalizeContainer))],
+      };
+      // The fields that decide what the data shows as. Checked before anything is evaluated over the data: an
+      // expression's errors, too, would tell about it.
+      assertUpdateShowsNothing(principal, before, shaping);
+
       const current = await open(stored);
-      const spec = tokenTypeSpec(current.type);
       const errors: FieldErrors = {};
       const data =
         patch.data === undefined
           ? current.data
           : checkedData(current.type, mergePatch(current.data, patch.data), errors);
-      const mask =
-        patch.mask === undefined
-          ? current.mask
-          : (mergePatch(current.mask, patch.mask) as MaskExpression | null);
       const draft: TokenDraft = {
         type: current.type,
         data,
@@ -502,19 +652,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
           patch.metadata === undefined
             ? current.metadata
             : ((mergePatch(current.metadata, patch.metadata) ?? {}) as Record<string, string>),
-        searchIndexes:
-          patch.searchIndexes === undefined
-            ? current.searchIndexes
-            : (patch.searchIndexes ?? spec.defaultSearchIndexes),
-        fingerprintExpression:
-          patch.fingerprintExpression === undefined
-            ? (current.fingerprintExpression ?? spec.fingerprintExpression)
-            : (patch.fingerprintExpression ?? spec.fingerprintExpression),
-        mask: isPlainObject(mask) && Object.keys(mask).length === 0 ? null : mask,
-        containers:
-          patch.containers === undefined
-            ? current.containers
-            : [...new Set(patch.containers.map(normalizeContainer))],
+        ...shaping,
         expiresAt:
           patch.expiresAt === undefined
             ? current.expiresAt
@@ -522,13 +660,16 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
               ? null
               : timestamp(patch.expiresAt, errors),
       };
-      checkDraft(draft, errors, { indexesGiven: (patch.searchIndexes?.length ?? 0) > 0 });
+      checkDraft(draft, errors, {
+        indexes: (patch.searchIndexes?.length ?? 0) > 0,
+        mask: patch.mask !== undefined,
+      });
       if (Object.keys(errors).length > 0) throw AppError.validation(errors);
       if (patch.containers !== undefined) assertMayWrite(principal, "token:update", draft.containers);
       const derived = derive(draft, writeKey, errors);
 
       const record: TokenRecord = {
-        ...current,
+        ...before,
         fingerprint: derived.fingerprint,
         fingerprintExpression: draft.fingerprintExpression,
         mask: draft.mask,
@@ -560,7 +701,9 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       if (!replaced) {
         throw new AppError("conflict", `Token ${id} was changed or deleted while this update ran; retry it.`);
       }
-      return decision === undefined ? { record } : show(decision, { ...record, data });
+      // Never through the update rule: the answer shows what a read would, and nothing without token:read.
+      const readable = decide(principal.application, "token:read", record.containers);
+      return readable === undefined ? { record } : showData(readable, record, data);
     },
 
     async delete(principal: Principal, id: string): Promise<void> {
@@ -597,7 +740,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         record: stored.record,
         decision: decideOrNotFound(principal, "token:read", stored.record),
       }));
-      const views = await Promise.all(decided.map(async (d) => show(d.decision, await open(d.stored))));
+      const views = await Promise.all(decided.map((d) => showStored(d.decision, d.stored)));
       await audit.record([
         auditEntry(
           principal,
@@ -628,16 +771,28 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         { offset: offsetOf(page), limit: page.size },
       );
       const rules = effectiveRules(principal.application);
-      const dataKey = await dataKeys(principal.tenantId, items);
-      const shown: { record: TokenRecord; decision: Decision }[] = [];
-      const views = items.map(({ record, sealed }) => {
-        const decision = decideAmong(rules, "token:search", record.containers);
+      const shown = items.map((stored) => {
+        const decision = decideAmong(rules, "token:search", stored.record.containers);
         // The statement already holds the caller's rules; a row it returns must have a deciding rule.
-        if (decision === undefined) throw new Error(`search returned token ${record.id} it may not show`);
-        shown.push({ record, decision });
-        const key = dataKey.get(sealed.keyVersion)!;
-        return showData(decision, record, openData(key, record.tenantId, record.id, sealed));
+        if (decision === undefined)
+          throw new Error(`search returned token ${stored.record.id} it may not show`);
+        return { stored, record: stored.record, decision };
       });
+      // Only what will be shown is decrypted: a redacted token's data is never opened.
+      const withData = shown.filter(({ decision, record }) => showsData(decision, record));
+      const dataKey = await dataKeys(
+        principal.tenantId,
+        withData.map((s) => s.stored),
+      );
+      const views = shown.map(({ stored: { record, sealed }, decision }) =>
+        showsData(decision, record)
+          ? showData(
+              decision,
+              record,
+              openData(dataKey.get(sealed.keyVersion)!, record.tenantId, record.id, sealed),
+            )
+          : { record },
+      );
       await audit.record([
         auditEntry(
           principal,
@@ -696,15 +851,26 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         throw AppError.validation({ body: [`must hold at most ${MAX_TOKENIZE_ITEMS} values to tokenize`] });
       }
       const writeKey = await writeKeys(principal.tenantId);
+      // A request's problems are keyed by where it stands in the body.
+      const located = (error: unknown, at: string) =>
+        error instanceof AppError && error.errors !== undefined
+          ? AppError.validation(prefix(error.errors, at), error.detail)
+          : error;
+      const prepared = requests.map(({ at, input }) => {
+        try {
+          return prepareCreate(principal, input, writeKey);
+        } catch (error) {
+          throw located(error, at);
+        }
+      });
       const views = await store.write(async (trx, run) => {
+        await lockDuplicates(trx, principal, prepared);
         const created: TokenView[] = [];
-        for (const { at, input } of requests) {
+        for (const [i, request] of prepared.entries()) {
           try {
-            created.push(await createOne(trx, run, principal, input, writeKey));
+            created.push(await commitCreate(trx, run, principal, request, writeKey));
           } catch (error) {
-            throw error instanceof AppError && error.errors !== undefined
-              ? AppError.validation(prefix(error.errors, at), error.detail)
-              : error;
+            throw located(error, requests[i]!.at);
           }
         }
         return created;
@@ -780,7 +946,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
           const verb = permission === "token:read" ? "read" : "use";
           throw AppError.forbidden(`The Application may not ${verb} token ${stored.record.id}.`);
         }
-        const view = show(decision, await open(stored));
+        const view = await showStored(decision, stored);
         if (view.shown === undefined) {
           throw AppError.forbidden(
             `The Application's rule shows no data of token ${stored.record.id} (it redacts it, or masks it and the token has no mask).`,

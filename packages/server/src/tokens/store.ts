@@ -1,4 +1,5 @@
-import { CompiledQuery, sql, type Selectable } from "kysely";
+import { createHash } from "node:crypto";
+import { CompiledQuery, PostgresAdapter, sql, type Selectable } from "kysely";
 import { containerPaths, ROOT } from "../access/decide.js";
 import {
   coversEverything,
@@ -171,6 +172,17 @@ const rowKey = (tenantId: string, id: string) => `${tenantId}/${id}`;
 const unexpired = (stored: StoredToken, now: string) =>
   stored.record.expiresAt === null || stored.record.expiresAt > now;
 
+/**
+ * A 64-bit advisory-lock key for one deduplication value. Other advisory locks (key rotation, the audit chain) use
+ * `hashtext`, 32 bits: a collision with them, like one between two values, only makes a create wait a moment.
+ */
+function advisoryKey(tenantId: string, type: string, fingerprint: string): bigint {
+  return createHash("sha256")
+    .update(`tessera:deduplicate\u0000${tenantId}\u0000${type}\u0000${fingerprint}`)
+    .digest()
+    .readBigInt64BE(0);
+}
+
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
 export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
   const { readOne, readAll, readArrays } = reads;
@@ -333,6 +345,25 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         const stored = found.get(rowKey(tenantId, id));
         return stored !== undefined && unexpired(stored, now) ? [stored] : [];
       });
+    },
+
+    /**
+     * Deduplication's lock (issue 15): on PostgreSQL two transactions that both look for a fingerprint before either
+     * inserts would both find nothing and create two tokens. A transaction-scoped advisory lock per (tenant, type,
+     * fingerprint), taken before the lookup, makes the second wait for the first to commit; its lookup then sees
+     * the winner's row (writes run at READ COMMITTED: each statement sees what committed before it began). Keys
+     * are taken in ascending order, so that transactions locking several cannot deadlock. SQLite runs one write at
+     * a time, so there is nothing to take.
+     */
+    async lockFingerprints(
+      tenantId: string,
+      entries: readonly { readonly type: string; readonly fingerprint: string }[],
+    ): Promise<void> {
+      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      const keys = [...new Set(entries.map((e) => advisoryKey(tenantId, e.type, e.fingerprint)))].sort(
+        (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+      );
+      for (const key of keys) await sql`select pg_advisory_xact_lock(${key.toString()}::bigint)`.execute(db);
     },
 
     async findByFingerprint(
