@@ -34,7 +34,8 @@ Environment of the admin commands:
   SVC_API_KEY              The API key (or --key)
 
 Exit codes: 0 success, 1 failure or server error (5xx), 2 usage error, 3 server unreachable or timed out,
-4 request refused (4xx), 78 configuration error. Full reference: docs/cli.md.
+4 request refused (4xx), 69 the server's database unavailable at start, 78 configuration error.
+Full reference: docs/cli.md.
 `;
 }
 
