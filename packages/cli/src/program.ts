@@ -1,4 +1,4 @@
-import type { CommanderError} from "commander";
+import type { CommanderError } from "commander";
 import { Command as Parser, Option } from "commander";
 import { groupHelp, type Command, type Flag, type Group } from "./args.js";
 import { EXIT, UsageError } from "./failure.js";
@@ -84,6 +84,8 @@ function configure(parser: Parser, path: string, help: () => string): Parser {
   return (
     parser
       .helpOption("-h, --help", "Show this help")
+      // No implicit `help <command>`: `--help` is the one documented way, and completion offers it.
+      .helpCommand(false)
       .configureHelp({ formatHelp: () => help() })
       .showSuggestionAfterError(true)
       // The specs check their operands themselves (args.ts), with messages of their own.

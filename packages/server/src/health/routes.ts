@@ -41,7 +41,7 @@ export function healthRoutes(readiness: Readiness): FastifyPluginAsyncTypebox {
           const outage = storeOutage(error);
           throw outage === undefined
             ? new AppError("unavailable", "The store is not reachable or not migrated.")
-            : AppError.storeUnavailable(outage);
+            : Object.assign(AppError.storeUnavailable(outage), { cause: error });
         }
         return { status: "ready" };
       },

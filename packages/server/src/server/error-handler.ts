@@ -26,8 +26,12 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * in the router, before the error handler is in place, and would otherwise answer in Fastify's own format.
  */
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const outage = error instanceof AppError ? undefined : storeOutage(error);
-  const appError = outage === undefined ? toAppError(error, request) : AppError.storeUnavailable(outage);
+  // Also read through an AppError's cause: the audit log and /readyz wrap an outage they met, for this log line.
+  const outage = storeOutage(error);
+  const appError =
+    error instanceof AppError || outage === undefined
+      ? toAppError(error, request)
+      : AppError.storeUnavailable(outage);
   // Shedding load is the server working as meant, and under overload a line per refused request would add to it:
   // the metrics count those answers, and the pressure monitor logs when shedding starts and stops.
   if (appError.code === "overloaded") request.log.debug({ err: error }, "request shed");
