@@ -26,7 +26,7 @@ import { createReactorInvocation } from "./reactors/invoke.js";
 import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
-import { assertReachable } from "./storage/availability.js";
+import { unusableStore } from "./storage/availability.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
@@ -80,7 +80,6 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
   }
   const store = openStore(config.database);
   try {
-    await assertReachable(() => store.ping(), config.database);
     const applied = await migrateToLatest(store);
     if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
     const keyring = createKeyring(masterKey.key);
@@ -133,7 +132,8 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     };
   } catch (error) {
     await store.close();
-    throw error;
+    // A database that cannot be used is named as such (where, and why), not as the first step it failed.
+    throw unusableStore(error, config.database);
   }
 }
 

@@ -162,15 +162,11 @@ export class StoreUnreachableError extends Error {
 }
 
 /**
- * Reaches the store once before anything else touches it, so that a database that cannot be used at start is
- * reported as that (where, and why), not as the first migration failing.
+ * What a failed start throws: a StoreUnreachableError when what went wrong (however deep in the causes, such as a
+ * migration's) is that the store cannot be used, so that it is reported as that, with where and why; else the
+ * error itself.
  */
-export async function assertReachable(ping: () => Promise<void>, config: DatabaseConfig): Promise<void> {
-  try {
-    await ping();
-  } catch (error) {
-    const outage = storeOutage(error);
-    if (outage === undefined) throw error;
-    throw new StoreUnreachableError(storeLocation(config), outage, error);
-  }
+export function unusableStore(error: unknown, config: DatabaseConfig): unknown {
+  const outage = storeOutage(error);
+  return outage === undefined ? error : new StoreUnreachableError(storeLocation(config), outage, error);
 }
