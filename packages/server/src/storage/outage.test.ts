@@ -219,6 +219,46 @@ describe.skipIf(STORE !== "sqlite")("SQLite errors that mean the store cannot se
   });
 });
 
+/**
+ * PostgreSQL's side, by the SQLSTATE and messages pg reports (the stop and restart above, and the CLI's start
+ * tests, meet refused, lost, auth, DNS and TLS for real). Pure, so it runs once, in the sqlite project.
+ */
+describe.skipIf(STORE !== "sqlite")("PostgreSQL errors that mean the store cannot serve", () => {
+  const pgError = (code: string, message = "m") => Object.assign(new Error(message), { code });
+  it.each([
+    ["57P01 admin shutdown", pgError("57P01"), "shutdown", 5],
+    ["57P03 starting up", pgError("57P03"), "shutdown", 5],
+    ["53300 too many connections", pgError("53300"), "shutdown", 5],
+    ["08006 connection failure", pgError("08006"), "shutdown", 5],
+    ["25006 a standby refusing writes", pgError("25006"), "read-only", 5],
+    ["28P01 wrong password", pgError("28P01"), "auth", undefined],
+    ["3D000 no such database", pgError("3D000"), "auth", undefined],
+    ["53100 disk full", pgError("53100"), "disk-full", undefined],
+    ["ECONNRESET", pgError("ECONNRESET"), "unreachable", 5],
+    [
+      "a lost connection, wrapped",
+      new Error("query failed", { cause: new Error("Connection terminated unexpectedly") }),
+      "unreachable",
+      5,
+    ],
+    ["a certificate that does not verify", pgError("SELF_SIGNED_CERT_IN_CHAIN"), "tls", undefined],
+  ])("%s", (_, error, reason, retryAfterSeconds) => {
+    const outage = storeOutage(error);
+    expect(outage?.reason).toBe(reason);
+    expect(outage?.retryAfterSeconds).toBe(retryAfterSeconds);
+  });
+
+  it.each([
+    ["23505 unique violation", pgError("23505")],
+    ["42P01 no such table", pgError("42P01")],
+    ["22P02 bad input", pgError("22P02")],
+    ["EPERM", pgError("EPERM")],
+    ["a message that mentions SSL", pgError("", "value SSL is not a card number")],
+  ])("%s is the statement's failure, not an outage", (_, error) => {
+    expect(storeOutage(error)).toBeUndefined();
+  });
+});
+
 describe.skipIf(STORE !== "sqlite")("a SQLite file locked beyond the busy timeout", () => {
   let server: TestServer;
 
