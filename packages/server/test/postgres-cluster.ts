@@ -14,7 +14,11 @@ import path from "node:path";
 
 export interface Cluster {
   readonly url: string;
-  /** Stops the server as a crash or an operator would (its data stays), to test what happens while it is down. */
+  /**
+   * Stops the server as an operator would (`pg_ctl stop -m fast`: connections are ended, what was committed is
+   * kept), to test what happens while it is down. Not `immediate`: with this cluster's durability settings off,
+   * a crash would lose recent commits, which is not what such a test is about.
+   */
   halt(): void;
   /** Starts a halted server again on the same port and data. */
   resume(): void;
@@ -77,15 +81,16 @@ export async function startCluster(bin: string, { password }: ClusterOptions = {
   };
 
   let started = false;
-  const halt = () => {
+  const shutDown = (mode: "fast" | "immediate") => {
     if (!started) return;
     try {
-      run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
+      run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
     } catch {
       killPostmaster(data);
     }
     started = false;
   };
+  const halt = () => shutDown("fast");
   const options = [
     `-p ${port}`,
     `-k ${dir}`,
@@ -101,7 +106,7 @@ export async function startCluster(bin: string, { password }: ClusterOptions = {
     started = true;
   };
   const stop = () => {
-    halt();
+    shutDown("immediate");
     rmSync(dir, { recursive: true, force: true });
   };
 
