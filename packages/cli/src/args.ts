@@ -1,4 +1,3 @@
-import { parseArgs } from "node:util";
 import { UsageError } from "./failure.js";
 
 export interface Flag {
@@ -42,13 +41,17 @@ export interface CommandSpec<F extends Flags> {
   run(parsed: Parsed<F>): Promise<number>;
 }
 
-/** A command as the dispatcher sees it: typed flags stay inside. */
+/** A command as the parser (program.ts) sees it: typed flags stay inside. */
 export interface Command {
   readonly name: string;
   readonly usage: string;
   readonly summary: string;
+  readonly flags: Flags;
+  /** How many operands it takes, for the parser to accept them; it checks the count itself. */
+  readonly takesOperands: boolean;
   help(): string;
-  run(argv: readonly string[]): Promise<number>;
+  /** Runs the command on what the parser read; answers the exit code. */
+  execute(values: Readonly<Record<string, unknown>>, operands: readonly string[]): Promise<number>;
 }
 
 export interface Group {
@@ -57,13 +60,7 @@ export interface Group {
   readonly commands: readonly Command[];
 }
 
-const HELP_FLAG: Flag = { type: "boolean", short: "h", help: "Show this help" };
-
-/** `--help` wins over everything else on the line, so that it works on a line that would not parse. */
-export function wantsHelp(argv: readonly string[]): boolean {
-  const end = argv.indexOf("--");
-  return (end === -1 ? argv : argv.slice(0, end)).some((arg) => arg === "--help" || arg === "-h");
-}
+export const HELP_FLAG: Flag = { type: "boolean", short: "h", help: "Show this help" };
 
 export function defineCommand<const F extends Flags>(spec: CommandSpec<F>): Command {
   const command = `tessera ${spec.name}`;
@@ -71,44 +68,17 @@ export function defineCommand<const F extends Flags>(spec: CommandSpec<F>): Comm
     name: spec.name,
     usage: spec.usage,
     summary: spec.summary,
+    flags: spec.flags,
+    takesOperands: (spec.operands?.max ?? 0) > 0,
     help: () => commandHelp(spec),
-    run: async (argv) => {
-      if (wantsHelp(argv)) {
-        process.stdout.write(commandHelp(spec));
-        return 0;
-      }
-      return spec.run(parse(spec, argv, command));
+    execute: (values, operands) => {
+      const { min, max, name } = spec.operands ?? { min: 0, max: 0, name: "" };
+      if (operands.length < min) throw new UsageError(`missing ${name}`, command);
+      if (operands.length > max) throw new UsageError(`unexpected argument '${operands[max]}'`, command);
+      // The parser was built from these flags (program.ts), so the values have their types.
+      return spec.run({ values: values as Values<F>, operands, command });
     },
   };
-}
-
-function parse<F extends Flags>(spec: CommandSpec<F>, argv: readonly string[], command: string): Parsed<F> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], options: spec.flags, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(parseProblem(error), command);
-  }
-  const { min, max, name } = spec.operands ?? { min: 0, max: 0, name: "" };
-  if (parsed.positionals.length < min) throw new UsageError(`missing ${name}`, command);
-  if (parsed.positionals.length > max) {
-    throw new UsageError(`unexpected argument '${parsed.positionals[max]}'`, command);
-  }
-  return { values: parsed.values, operands: parsed.positionals, command };
-}
-
-/** parseArgs' messages run over several sentences and lines; one short line is kept. */
-function parseProblem(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const code = (error as NodeJS.ErrnoException).code;
-  const option = /'(-[^' ]+)/.exec(message)?.[1];
-  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option !== undefined) return `unknown option '${option}'`;
-  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option !== undefined) {
-    return message.includes("ambiguous")
-      ? `${option} needs a value; write ${option}=<value> for one that starts with '-'`
-      : `${option} needs a value`;
-  }
-  return message.split(/\.\s|\n/, 1)[0] ?? message;
 }
 
 /** A `string` flag read as an integer in [min, max]; a usage error otherwise. */

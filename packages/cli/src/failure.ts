@@ -3,9 +3,18 @@ import { printable } from "./output/table.js";
 
 /**
  * Exit codes scripts can rely on (docs/cli.md). 3 and 4 let a script tell "try again later" from "fix the
- * request"; 78 is sysexits' EX_CONFIG.
+ * request"; 69 and 78 are sysexits' EX_UNAVAILABLE and EX_CONFIG, which a supervisor tells apart the same way
+ * for the server's own database.
  */
-export const EXIT = { ok: 0, failure: 1, usage: 2, unreachable: 3, refused: 4, config: 78 } as const;
+export const EXIT = {
+  ok: 0,
+  failure: 1,
+  usage: 2,
+  unreachable: 3,
+  refused: 4,
+  unavailable: 69,
+  config: 78,
+} as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 /** The command line is wrong: an unknown command or flag, a missing or malformed argument. */
@@ -23,6 +32,14 @@ export class UsageError extends Error {
 /** The environment (or the flags standing in for it) is incomplete or invalid: no API key, a bad URL, a bad server config. */
 export class ConfigurationError extends Error {
   override name = "ConfigurationError";
+}
+
+/**
+ * The server's database could not be used at start, for a reason that may pass by itself (down, restarting,
+ * busy): a supervisor may start the command again later.
+ */
+export class StoreUnavailable extends Error {
+  override name = "StoreUnavailable";
 }
 
 /** A failure the message fully explains (a master key that does not match the store, a port in use). */
@@ -100,6 +117,7 @@ function explainUnescaped(error: unknown): Explained {
   }
   if (error instanceof ConfigurationError) return { code: EXIT.config, message: error.message };
   if (error instanceof CommandFailure) return { code: EXIT.failure, message: error.message };
+  if (error instanceof StoreUnavailable) return { code: EXIT.unavailable, message: error.message };
   if (error instanceof BadInput) return { code: EXIT.refused, message: error.message };
   if (error instanceof ServerUnreachable) return { code: EXIT.unreachable, message: unreachable(error) };
   if (error instanceof WaitTimedOut) return { code: EXIT.unreachable, message: error.message };

@@ -1,8 +1,9 @@
 import packageJson from "../package.json" with { type: "json" };
-import { columns, groupHelp, wantsHelp, type Command, type Group } from "./args.js";
-import { ADMIN_COMMANDS, VAULT_COMMANDS } from "./commands/index.js";
+import { columns, type Command, type Group } from "./args.js";
+import { ADMIN_COMMANDS, SHELL_COMMANDS, VAULT_COMMANDS } from "./commands/index.js";
 import { DEFAULT_URL } from "./connection.js";
-import { EXIT, UsageError, explain } from "./failure.js";
+import { EXIT, explain } from "./failure.js";
+import { buildProgram } from "./program.js";
 
 /** Wide enough for `applications regenerate`, so both lists of commands line up. */
 const COMMAND_WIDTH = 23;
@@ -25,6 +26,9 @@ ${list(VAULT_COMMANDS)}
 Administer a running vault over its API, with an API key:
 ${list(ADMIN_COMMANDS)}
 
+Shell:
+${list(SHELL_COMMANDS)}
+
 Options:
   -h, --help               Show help; after a command, that command's (tessera tokens search --help)
   --version                Print the version
@@ -34,46 +38,17 @@ Environment of the admin commands:
   SVC_API_KEY              The API key (or --key)
 
 Exit codes: 0 success, 1 failure or server error (5xx), 2 usage error, 3 server unreachable or timed out,
-4 request refused (4xx), 78 configuration error. Full reference: docs/cli.md.
+4 request refused (4xx), 69 the server's database unavailable at start, 78 configuration error.
+Full reference: docs/cli.md.
 `;
 }
 
-async function main(argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined) {
-    process.stderr.write(topHelp());
-    return EXIT.usage;
-  }
-  if (name === "--help" || name === "-h") {
-    process.stdout.write(topHelp());
-    return EXIT.ok;
-  }
-  if (name === "--version") {
-    process.stdout.write(`${packageJson.version}\n`);
-    return EXIT.ok;
-  }
-  const entry = [...VAULT_COMMANDS, ...ADMIN_COMMANDS].find((candidate) => candidate.name === name);
-  if (entry === undefined) {
-    throw new UsageError(name.startsWith("-") ? `unknown option '${name}'` : `unknown command '${name}'`);
-  }
-  return "commands" in entry ? runGroup(entry, rest) : entry.run(rest);
-}
-
-async function runGroup(group: Group, argv: readonly string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  const command = group.commands.find((candidate) => candidate.name === `${group.name} ${name}`);
-  if (command !== undefined) return command.run(rest);
-  if (wantsHelp(argv)) {
-    process.stdout.write(groupHelp(group));
-    return EXIT.ok;
-  }
-  const names = group.commands.map((candidate) => candidate.name.slice(group.name.length + 1)).join(", ");
-  throw new UsageError(
-    name === undefined
-      ? `'tessera ${group.name}' needs a command: ${names}`
-      : `unknown command '${group.name} ${name}': use one of ${names}`,
-    `tessera ${group.name}`,
-  );
+function main(argv: readonly string[]): Promise<number> {
+  const program = buildProgram([...VAULT_COMMANDS, ...ADMIN_COMMANDS, ...SHELL_COMMANDS], {
+    version: packageJson.version,
+    help: topHelp,
+  });
+  return program.run(argv);
 }
 
 /** Exits once stdout has drained, so that a pipe gets the whole output. */

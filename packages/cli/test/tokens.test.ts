@@ -1,4 +1,6 @@
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -199,7 +201,15 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera tokens (${STORE})`, () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(imported.map((token) => token.type)).toEqual(["card_number", "social_security_number", "token"]);
-    expect(imported[0]).toMatchObject({ data: "5555555555554444", metadata: { batch: "one" } });
+    // Each line's outcome with its number (line 2 is blank); the token without its data (issue 16).
+    expect(imported.map((outcome) => [outcome.line, outcome.status])).toEqual([
+      [1, "created"],
+      [3, "created"],
+      [4, "created"],
+    ]);
+    expect(imported[0]).toMatchObject({ id: expect.any(String), metadata: { batch: "one" } });
+    for (const outcome of imported) expect(outcome).not.toHaveProperty("data");
+    expect(good.stdout).not.toContain("5555555555554444");
     expect(good.stderr).toMatch(/^\[\.{30}\] 0\/3 lines$/m);
     expect(good.stderr).toMatch(/^\[#{30}\] 3\/3 lines$/m);
     expect(good.stderr).toMatch(/^Imported 3 of 3 tokens from good\.jsonl\.$/m);
@@ -222,6 +232,74 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera tokens (${STORE})`, () => {
         .total_items;
     expect(await search("metadata.batch:one")).toBe(3);
     expect(await search("metadata.batch:two")).toBe(2);
+  });
+
+  it("imports from standard input: with no file, with '-' and from /dev/stdin, reporting every line with --json", async () => {
+    const input = lines(
+      { type: "card_number", data: "4000000000000077", metadata: { batch: "piped" } },
+      "",
+      { type: "card_number", data: "4000000000000078", metadata: { batch: "piped" } },
+      '{"type":"card_number","data":"4000000000000093",}',
+      { type: "social_security_number", data: "111-22-3333", metadata: { batch: "piped" } },
+    );
+    // A named pipe stands for what a shell's `<(zcat cards.jsonl.gz)` passes: a path that can be read once.
+    const fifo = path.join(dir, "cards.fifo");
+    execFileSync("mkfifo", [fifo]);
+    const [bare, dash, device, pipe] = await Promise.all([
+      cli(["tokens", "import", "--json"], { input }),
+      cli(["tokens", "import", "-", "--json"], { input }),
+      cli(["tokens", "import", "/dev/stdin"], { input }),
+      cli(["tokens", "import", "cards.fifo"]),
+      writeFile(fifo, input),
+    ]);
+    for (const result of [bare, dash]) {
+      // A line refused makes the exit 4, as from a file.
+      expect(result.code, result.stderr).toBe(4);
+      const outcomes = result.stdout
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+      expect(outcomes.map((outcome) => [outcome.line, outcome.status])).toEqual([
+        [1, "created"],
+        [3, "failed"],
+        [4, "failed"],
+        [5, "created"],
+      ]);
+      expect(outcomes[0]).toMatchObject({ type: "card_number", id: expect.any(String) });
+      expect(outcomes[1]).toMatchObject({
+        exit_code: 4,
+        message: expect.stringMatching(/^the server refused the request \(400 Validation failed\)/),
+        problem: {
+          status: 400,
+          type: "urn:tessera:problem:validation-failed",
+          errors: { data: expect.any(Array) },
+        },
+      });
+      expect(outcomes[2]).toEqual({
+        line: 4,
+        status: "failed",
+        exit_code: 4,
+        message: expect.stringMatching(/^the line is not valid JSON \(at character \d+\)$/),
+      });
+      // Neither the data created nor the data refused is printed, on either stream.
+      for (const data of ["4000000000000077", "4000000000000078", "4000000000000093", "111-22-3333"]) {
+        expect(result.stdout).not.toContain(data);
+        expect(result.stderr).not.toContain(data);
+      }
+      expect(result.stderr).toMatch(/^0 lines$/m);
+      expect(result.stderr).toMatch(/^4 lines$/m);
+      expect(result.stderr).toMatch(/^Imported 2 of 4 tokens from standard input; 2 lines failed: 3, 4\.$/m);
+    }
+    expect(device.code, device.stderr).toBe(4);
+    expect(device.stdout).toBe("");
+    expect(device.stderr).toMatch(/^Imported 2 of 4 tokens from \/dev\/stdin; 2 lines failed: 3, 4\.$/m);
+    expect(pipe.code, pipe.stderr).toBe(4);
+    expect(pipe.stderr).toMatch(/^Imported 2 of 4 tokens from cards\.fifo; 2 lines failed: 3, 4\.$/m);
+
+    const search = async (query: string) =>
+      (await send(server.url, key, "POST", "/tokens/search", { body: { query } })).body.pagination
+        .total_items;
+    expect(await search("metadata.batch:piped")).toBe(8);
   });
 
   it("stops an import when the server cannot be reached (exit 3), and refuses a file it cannot read (exit 2)", async () => {

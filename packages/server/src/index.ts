@@ -10,6 +10,7 @@ export {
 } from "./main.js";
 export { buildApp, type AppDeps } from "./server/app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
+export { StoreUnreachableError } from "./storage/availability.js";
 export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";
 export { systemClock, type Clock } from "./clock.js";
 export { UnknownTenantError } from "./keys/rotation.js";

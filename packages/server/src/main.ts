@@ -26,6 +26,7 @@ import { createReactorInvocation } from "./reactors/invoke.js";
 import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
 import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
+import { unusableStore } from "./storage/availability.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
@@ -139,7 +140,8 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     };
   } catch (error) {
     await store.close();
-    throw error;
+    // A database that cannot be used is named as such (where, and why), not as the first step it failed.
+    throw unusableStore(error, config.database);
   }
 }
 

@@ -1,12 +1,34 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 export interface Cluster {
   readonly url: string;
+  /**
+   * Stops the server as an operator would (`pg_ctl stop -m fast`: connections are ended, what was committed is
+   * kept), to test what happens while it is down. Not `immediate`: with this cluster's durability settings off,
+   * a crash would lose recent commits, which is not what such a test is about.
+   */
+  halt(): void;
+  /** Starts a halted server again on the same port and data. */
+  resume(): void;
+  /** Stops the server for good and removes its files. */
   stop(): void;
+}
+
+export interface ClusterOptions {
+  /** Makes the user `tessera` log in with this password (scram-sha-256) instead of being trusted. */
+  readonly password?: string;
 }
 
 /** The directory holding initdb and pg_ctl, or undefined when PostgreSQL is not installed. */
@@ -39,7 +61,7 @@ export async function freePort(): Promise<number> {
  * containers) it runs as the `postgres` user that the Debian package creates. Durability settings are off:
  * the cluster dies with the test run.
  */
-export async function startCluster(bin: string): Promise<Cluster> {
+export async function startCluster(bin: string, { password }: ClusterOptions = {}): Promise<Cluster> {
   const dir = mkdtempSync(path.join(tmpdir(), "tessera-pg-"));
   const data = path.join(dir, "data");
   const port = await freePort();
@@ -59,47 +81,61 @@ export async function startCluster(bin: string): Promise<Cluster> {
   };
 
   let started = false;
-  const stop = () => {
-    if (started) {
-      try {
-        run("pg_ctl", ["-D", data, "-m", "immediate", "-w", "stop"]);
-      } catch {
-        killPostmaster(data);
-      }
-      started = false;
+  const shutDown = (mode: "fast" | "immediate") => {
+    if (!started) return;
+    try {
+      run("pg_ctl", ["-D", data, "-m", mode, "-w", "stop"]);
+    } catch {
+      killPostmaster(data);
     }
+    started = false;
+  };
+  const halt = () => shutDown("fast");
+  const options = [
+    `-p ${port}`,
+    `-k ${dir}`,
+    "-c listen_addresses=127.0.0.1",
+    "-c fsync=off",
+    "-c synchronous_commit=off",
+    "-c full_page_writes=off",
+    "-c max_connections=200",
+  ].join(" ");
+  const resume = () => {
+    if (started) return;
+    run("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-o", options, "-w", "-t", "60", "start"]);
+    started = true;
+  };
+  const stop = () => {
+    shutDown("immediate");
     rmSync(dir, { recursive: true, force: true });
   };
 
   try {
-    run("initdb", [
-      "-D",
-      data,
-      "-U",
-      "tessera",
-      "--auth=trust",
-      "-E",
-      "UTF8",
-      "--no-sync",
-      "--no-instructions",
-    ]);
-    const options = [
-      `-p ${port}`,
-      `-k ${dir}`,
-      "-c listen_addresses=127.0.0.1",
-      "-c fsync=off",
-      "-c synchronous_commit=off",
-      "-c full_page_writes=off",
-      "-c max_connections=200",
-    ].join(" ");
-    run("pg_ctl", ["-D", data, "-l", path.join(dir, "server.log"), "-o", options, "-w", "-t", "60", "start"]);
-    started = true;
+    const auth =
+      password === undefined
+        ? ["--auth=trust"]
+        : ["--auth=scram-sha-256", `--pwfile=${writePasswordFile(dir, password, pgUser)}`];
+    run("initdb", ["-D", data, "-U", "tessera", ...auth, "-E", "UTF8", "--no-sync", "--no-instructions"]);
+    resume();
   } catch (error) {
     stop();
     const stderr = (error as { stderr?: Buffer }).stderr?.toString() ?? "";
     throw new Error(`could not start PostgreSQL: ${(error as Error).message}\n${stderr}`);
   }
-  return { url: `postgres://tessera@127.0.0.1:${port}/postgres`, stop };
+  const user = password === undefined ? "tessera" : `tessera:${encodeURIComponent(password)}`;
+  return { url: `postgres://${user}@127.0.0.1:${port}/postgres`, halt, resume, stop };
+}
+
+/** initdb reads the first password from a file, as the user it runs as. */
+function writePasswordFile(
+  dir: string,
+  password: string,
+  owner: { uid: number; gid: number } | undefined,
+): string {
+  const file = path.join(dir, "password");
+  writeFileSync(file, `${password}\n`, { mode: 0o600 });
+  if (owner !== undefined) chownSync(file, owner.uid, owner.gid);
+  return file;
 }
 
 function killPostmaster(data: string): void {

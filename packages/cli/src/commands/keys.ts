@@ -52,7 +52,7 @@ const rewrap = defineCommand({
           onProgress: ({ tenantId, done, total }) => {
             if (bar?.tenantId !== tenantId) {
               bar?.bar.finish();
-              bar = { tenantId, bar: new ProgressBar(total, "tokens", `tenant ${tenantId}`) };
+              bar = { tenantId, bar: new ProgressBar(total, "tokens", { suffix: `tenant ${tenantId}` }) };
             }
             bar.bar.update(done);
           },

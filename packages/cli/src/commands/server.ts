@@ -1,6 +1,6 @@
 import type * as ServerModule from "@tessera/server";
 import { defineCommand } from "../args.js";
-import { CommandFailure, ConfigurationError } from "../failure.js";
+import { CommandFailure, ConfigurationError, StoreUnavailable } from "../failure.js";
 
 type Server = typeof ServerModule;
 type Config = ReturnType<Server["loadConfig"]>;
@@ -29,6 +29,14 @@ export async function withServerConfig(work: (context: ServerContext) => Promise
 
 function translate(server: Server, error: unknown): unknown {
   if (error instanceof server.ConfigError) return new ConfigurationError(error.message);
+  if (error instanceof server.StoreUnreachableError) {
+    // 69 when waiting may be enough (the database is down, restarting, busy or out of disk); 78 when the
+    // configuration must change (host name, credentials, TLS, a file that cannot be written).
+    const { reason, retryAfterSeconds } = error.outage;
+    return retryAfterSeconds !== undefined || reason === "disk-full"
+      ? new StoreUnavailable(error.message)
+      : new ConfigurationError(error.message);
+  }
   if (error instanceof server.MigrationError) {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
     return new CommandFailure(`${error.message}${cause}`);

@@ -1,14 +1,16 @@
+import stringWidth from "string-width";
 import type { Style } from "./style.js";
 
 export interface Column {
   readonly header: string;
-  /** Longer cells are cut to this many characters, ending in "…". */
+  /** Longer cells are cut to this many columns of the terminal, ending in "…". */
   readonly max?: number;
 }
 
 /**
- * Aligned columns, two spaces apart, the header emphasized. Widths are measured on the plain text; emphasis is
- * added after padding, so escape codes never skew the alignment.
+ * Aligned columns, two spaces apart, the header emphasized. Widths are what a terminal shows, measured by
+ * string-width: a CJK character or an emoji takes two columns, a combining accent none, so names in any script
+ * line up. Emphasis is added after padding, so escape codes never skew the alignment.
  */
 export function formatTable(
   columns: readonly Column[],
@@ -17,11 +19,11 @@ export function formatTable(
 ): string {
   const cells = rows.map((row) => columns.map((column, i) => fit(printable(row[i] ?? ""), column.max)));
   const widths = columns.map((column, i) =>
-    Math.max(column.header.length, ...cells.map((row) => row[i]!.length)),
+    Math.max(stringWidth(column.header), ...cells.map((row) => stringWidth(row[i]!))),
   );
   const line = (row: readonly string[], emphasize: (text: string) => string) =>
     row
-      .map((text, i) => emphasize(i === row.length - 1 ? text : text.padEnd(widths[i]!)))
+      .map((text, i) => emphasize(i === row.length - 1 ? text : pad(text, widths[i]!)))
       .join("  ")
       .trimEnd();
   const header = line(
@@ -37,9 +39,9 @@ export function formatDetails(
   style: Style,
 ): string {
   const shown = pairs.filter((pair): pair is readonly [string, string] => pair[1] !== undefined);
-  const width = Math.max(...shown.map(([label]) => label.length));
+  const width = Math.max(...shown.map(([label]) => stringWidth(label)));
   return (
-    shown.map(([label, value]) => `${style.dim(label.padEnd(width))}  ${printable(value)}`).join("\n") + "\n"
+    shown.map(([label, value]) => `${style.dim(pad(label, width))}  ${printable(value)}`).join("\n") + "\n"
   );
 }
 
@@ -54,6 +56,26 @@ export function printable(text: string): string {
   return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** Pads to `width` columns of the terminal (padEnd counts UTF-16 units, which is not what a terminal shows). */
+function pad(text: string, width: number): string {
+  return text + " ".repeat(Math.max(0, width - stringWidth(text)));
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/**
+ * Cuts to at most `max` columns, "…" included. Whole graphemes are kept, so an emoji sequence (👩‍👩‍👧) or a letter
+ * with its accents is never split into pieces a terminal would draw as something else.
+ */
 function fit(text: string, max: number | undefined): string {
-  return max === undefined || text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+  if (max === undefined || stringWidth(text) <= max) return text;
+  let kept = "";
+  let width = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const next = stringWidth(segment);
+    if (width + next > max - 1) break;
+    kept += segment;
+    width += next;
+  }
+  return `${kept}…`;
 }

@@ -2,6 +2,7 @@ import type { CompiledQuery } from "kysely";
 import type { Clock } from "../clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { AppError } from "../server/errors.js";
+import { storeOutage } from "../storage/availability.js";
 import { runThrough, type Executor, type RunWrite, type Store } from "../storage/database.js";
 import { auditInsert } from "./store.js";
 import type { AuditEntry } from "./types.js";
@@ -62,11 +63,17 @@ export function createAuditRecorder(deps: {
   };
 }
 
-/** Nothing is done, or shown, that the log could not record: the request fails as the server's fault. */
+/**
+ * Nothing is done, or shown, that the log could not record: the request fails as the server's fault, or as the
+ * store's when it is unavailable (a 503 with Retry-After, like any other write in an outage).
+ */
 function failClosed(cause: unknown): never {
+  const outage = storeOutage(cause);
   // The cause stays on the error for the log line the error handler writes for every 5xx.
   throw Object.assign(
-    new AppError("unavailable", "The audit log could not be written, so the request was not carried out."),
+    outage === undefined
+      ? new AppError("unavailable", "The audit log could not be written, so the request was not carried out.")
+      : AppError.storeUnavailable(outage),
     { cause },
   );
 }

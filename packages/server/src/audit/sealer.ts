@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { watchOutages } from "../jobs/outage-watch.js";
 import type { Clock } from "../clock.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { Store } from "../storage/database.js";
@@ -73,15 +74,16 @@ export interface AuditSealer {
 
 /** Seals every `intervalMs`, one pass at a time. */
 export function startAuditSealer(
-  deps: { seal: () => Promise<number>; log: Pick<Logger, "error"> },
+  deps: { seal: () => Promise<number>; log: Pick<Logger, "error" | "warn"> },
   intervalMs: number,
 ): AuditSealer {
   let running: Promise<void> | undefined;
   let stopped = false;
+  const outages = watchOutages("audit sealer", deps.log);
   const sealQuietly = () =>
     deps.seal().then(
-      () => undefined,
-      (err: unknown) => deps.log.error({ err }, "sealing the audit log failed"),
+      () => outages.succeeded(),
+      (err: unknown) => outages.failed(err, "sealing the audit log failed"),
     );
 
   function pass(): void {

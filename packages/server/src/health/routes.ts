@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { AppError } from "../server/errors.js";
+import { storeOutage } from "../storage/availability.js";
 
 export interface Readiness {
   /** Resolves when the store answers and migrations have run; rejects otherwise. */
@@ -36,8 +37,11 @@ export function healthRoutes(readiness: Readiness): FastifyPluginAsyncTypebox {
       async () => {
         try {
           await readiness.check();
-        } catch {
-          throw new AppError("unavailable", "The store is not reachable or not migrated.");
+        } catch (error) {
+          const outage = storeOutage(error);
+          throw outage === undefined
+            ? new AppError("unavailable", "The store is not reachable or not migrated.")
+            : Object.assign(AppError.storeUnavailable(outage), { cause: error });
         }
         return { status: "ready" };
       },

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { watchOutages } from "./outage-watch.js";
 
 export interface WorkLoopOptions<Job> {
   /** For log lines. */
@@ -10,7 +11,7 @@ export interface WorkLoopOptions<Job> {
   /** The next due job, claimed for this process, or undefined when none is due. */
   claim(): Promise<Job | undefined>;
   run(job: Job): Promise<void>;
-  readonly log: Pick<Logger, "error">;
+  readonly log: Pick<Logger, "error" | "warn">;
 }
 
 export interface WorkLoop {
@@ -27,6 +28,7 @@ export interface WorkLoop {
  */
 export function startWorkLoop<Job>(options: WorkLoopOptions<Job>): WorkLoop {
   const running = new Set<Promise<void>>();
+  const outages = watchOutages(options.name, options.log);
   let stopping = false;
   let pumping = false;
   let again = false;
@@ -42,11 +44,12 @@ export function startWorkLoop<Job>(options: WorkLoopOptions<Job>): WorkLoop {
         again = false;
         while (!stopping && running.size < options.concurrency) {
           const job = await options.claim();
+          outages.succeeded();
           // A job claimed as the loop stops still runs: its run gives it back or finishes it, never drops it.
           if (job === undefined) break;
           const run = options
             .run(job)
-            .catch((err: unknown) => options.log.error({ err }, `${options.name} job failed`))
+            .catch((err: unknown) => outages.failed(err, `${options.name} job failed`))
             .finally(() => {
               running.delete(run);
               if (!stopping) void pump();
@@ -56,7 +59,7 @@ export function startWorkLoop<Job>(options: WorkLoopOptions<Job>): WorkLoop {
       } while (again && !stopping);
     } catch (err) {
       // The store is unreachable or busy: the next poll tries again.
-      options.log.error({ err }, `${options.name}: claiming work failed`);
+      outages.failed(err, `${options.name}: claiming work failed`);
     } finally {
       pumping = false;
     }

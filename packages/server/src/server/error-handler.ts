@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { setTraceIdHeaders } from "../observability/trace-id.js";
+import { storeOutage } from "../storage/availability.js";
 import { AppError, codeForStatus, toProblem } from "./errors.js";
 import { fieldErrors } from "./validation.js";
 
@@ -25,12 +26,22 @@ export function registerErrorHandling(app: FastifyInstance): void {
  * in the router, before the error handler is in place, and would otherwise answer in Fastify's own format.
  */
 export function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const appError = toAppError(error, request);
+  // Also read through an AppError's cause: the audit log and /readyz wrap an outage they met, for this log line.
+  const outage = storeOutage(error);
+  const appError =
+    error instanceof AppError || outage === undefined
+      ? toAppError(error, request)
+      : AppError.storeUnavailable(outage);
   // Shedding load is the server working as meant, and under overload a line per refused request would add to it:
   // the metrics count those answers, and the pressure monitor logs when shedding starts and stops.
   if (appError.code === "overloaded") request.log.debug({ err: error }, "request shed");
-  else if (appError.status >= 500) request.log.error({ err: error }, "request failed");
+  // An outage is not a bug: one line naming it, without a stack trace per request.
+  else if (appError.code === "store-unavailable") {
+    request.log.warn({ outage: outage?.description ?? appError.detail }, "store unavailable");
+  } else if (appError.status >= 500) request.log.error({ err: error }, "request failed");
   setTraceIdHeaders(request, reply);
+  if (appError.retryAfterSeconds !== undefined)
+    void reply.header("retry-after", String(appError.retryAfterSeconds));
   return reply
     .code(appError.status)
     .type("application/problem+json")

@@ -1,3 +1,5 @@
+import type { Outage, OutageReason } from "../storage/availability.js";
+
 /**
  * The one error model (STYLE §6). Services throw AppError; one handler renders it as RFC 9457 problem+json.
  * The code→status map is exhaustive, so adding a code without a status does not compile.
@@ -17,6 +19,7 @@ export type ErrorCode =
   | "rate-limited"
   | "internal"
   | "unavailable"
+  | "store-unavailable"
   | "overloaded"
   | "reactor-error"
   | "reactor-failed"
@@ -39,6 +42,9 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   "rate-limited": { status: 429, title: "Too many requests" },
   internal: { status: 500, title: "Internal server error" },
   unavailable: { status: 503, title: "Service unavailable" },
+  // The database is down, unreachable, locked or cannot write (storage/availability.ts); Retry-After when a
+  // retry may succeed by itself.
+  "store-unavailable": { status: 503, title: "Store unavailable" },
   // Load shed: a concurrency queue is full or the process is saturated; sent with Retry-After (limits/).
   overloaded: { status: 503, title: "Server overloaded" },
   // Raised by reactor code itself (wire-format §7): the status is the one its error class carries.
@@ -47,11 +53,30 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   "reactor-timeout": { status: 504, title: "Reactor timed out" },
 };
 
+/**
+ * What a caller is told about an outage: enough to know to retry, nothing of where the database is or who the
+ * server logs in as (the log has that).
+ */
+const PUBLIC_OUTAGE: Record<OutageReason, string> = {
+  refused: "the database cannot be reached",
+  unreachable: "the database cannot be reached",
+  timeout: "the database cannot be reached",
+  dns: "the database cannot be reached",
+  auth: "the database cannot be reached",
+  tls: "the database cannot be reached",
+  shutdown: "the database cannot be reached",
+  busy: "the database is busy",
+  "disk-full": "the database cannot accept writes",
+  "read-only": "the database cannot accept writes",
+};
+
 export type FieldErrors = Record<string, string[]>;
 
 export class AppError extends Error {
   readonly status: number;
   readonly title: string;
+  /** Sent as Retry-After: when a retry of the same request may succeed. */
+  retryAfterSeconds?: number;
 
   constructor(
     readonly code: ErrorCode,
@@ -64,6 +89,18 @@ export class AppError extends Error {
     this.name = "AppError";
     this.status = code === "reactor-error" && status !== undefined ? status : CATALOG[code].status;
     this.title = CATALOG[code].title;
+  }
+
+  /** The store cannot serve: the problem says so (never where it is), and when to retry if that may help. */
+  static storeUnavailable(outage: Outage): AppError {
+    const seconds = outage.retryAfterSeconds;
+    const retry = seconds === undefined ? "" : ` Retry after ${seconds} s.`;
+    const error = new AppError(
+      "store-unavailable",
+      `The vault's store is unavailable: ${PUBLIC_OUTAGE[outage.reason]}.${retry}`,
+    );
+    if (seconds !== undefined) error.retryAfterSeconds = seconds;
+    return error;
   }
 
   static validation(errors: FieldErrors, detail = "The request has invalid fields; see errors."): AppError {

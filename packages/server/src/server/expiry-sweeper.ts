@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { watchOutages } from "../jobs/outage-watch.js";
 
 /** What can expire: Applications and tokens, each with its own delete-what-has-expired call. */
 export type Sweepers = Readonly<Record<string, () => Promise<number>>>;
@@ -10,17 +11,20 @@ export type Sweepers = Readonly<Record<string, () => Promise<number>>>;
 export function startExpirySweeper(
   sweepers: Sweepers,
   intervalMs: number,
-  log: Pick<Logger, "info" | "error">,
+  log: Pick<Logger, "info" | "warn" | "error">,
 ): () => Promise<void> {
   let running: Promise<unknown> = Promise.resolve();
+  // One watch for every sweep: in an outage they all fail together, and one line says so.
+  const outages = watchOutages("expiry sweeper", log);
   const timer = setInterval(() => {
     running = Promise.all(
       Object.entries(sweepers).map(([what, sweep]) =>
         sweep().then(
           (deleted) => {
+            outages.succeeded();
             if (deleted > 0) log.info({ deleted }, `deleted expired ${what}`);
           },
-          (err: unknown) => log.error({ err }, `expired ${what} sweep failed`),
+          (err: unknown) => outages.failed(err, `expired ${what} sweep failed`),
         ),
       ),
     );

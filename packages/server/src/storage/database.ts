@@ -320,6 +320,9 @@ function openPostgres(url: string, poolSize: number): Store {
   });
   // An idle client that loses its server (restart, failover) emits here; without a listener it would crash us.
   pool.on("error", () => undefined);
+  // So does a client checked out at that moment (a query or transaction under way), on itself: the pool listens
+  // only to idle ones. Its queries fail with the same error, which is where it is handled (a 503, a loop's retry).
+  pool.on("connect", (client) => client.on("error", () => undefined));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     dialect: "postgres",

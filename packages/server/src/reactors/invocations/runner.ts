@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { Clock } from "../../clock.js";
 import { startWorkLoop, type WorkLoop } from "../../jobs/work-loop.js";
 import { AppError, toProblem } from "../../server/errors.js";
+import { storeOutage } from "../../storage/availability.js";
 import type { TenantKeys } from "../../tenants/keys.js";
 import type { ReactAnswer, ReactorInvocation } from "../invoke.js";
 import { openJson, sealJson } from "./sealing.js";
@@ -63,8 +64,14 @@ export function startInvocationRunner(deps: RunnerDeps): WorkLoop {
     try {
       outcome = await outcomeOf(record);
     } catch (err) {
-      deps.log.error({ err, invocation: record.id }, "asynchronous invocation failed unexpectedly");
-      outcome = failed(new AppError("internal", "The invocation failed inside Tessera."));
+      // The store went away mid-run (loading the reactor or its key): the invocation is not at fault, and is
+      // given back as when the workers are busy. If giving it back fails too, its lease runs out and it is
+      // claimed again.
+      if (storeOutage(err) !== undefined) outcome = "busy";
+      else {
+        deps.log.error({ err, invocation: record.id }, "asynchronous invocation failed unexpectedly");
+        outcome = failed(new AppError("internal", "The invocation failed inside Tessera."));
+      }
     }
     // Stopping kills the workers: what they were running is given back for a restart or another instance,
     // not reported as the reactor's failure.
