@@ -122,7 +122,8 @@ function describeThrown(thrown) {
     name: className(thrown),
     message: typeof thrown.message === "string" ? thrown.message : StringCtor(thrown),
   };
-  if (typeof thrown.status === "number") described.status = thrown.status;
+  // Any value: the host decides what a status may be (custom-response.ts), and says what it refused.
+  if (thrown.status !== undefined) described.status = thrown.status;
   // `new ReactorRuntimeError(caught)` is the usual way to wrap a failure, and an Error crosses JSON as `{}`:
   // wire-format §7 keeps its message, as `{error: [message]}` once the host normalises it.
   if (thrown.errors instanceof ErrorCtor) described.errors = StringCtor(thrown.errors.message);
