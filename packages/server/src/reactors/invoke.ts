@@ -7,7 +7,7 @@ import { checkCustomResponse, type CustomResponse } from "./custom-response.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
 import type { ThrownByReactor } from "./sandbox/frames.js";
-import { reactorKey, type ReactorRuntime } from "./runtime.js";
+import { reactorKey, workerKey, type ReactorRuntime } from "./runtime.js";
 import type { RunnableReactor } from "./types.js";
 import { PoolExhaustedError } from "./sandbox/pool.js";
 import { ReactorLoadError, WorkerStartError } from "./sandbox/worker.js";
@@ -174,8 +174,12 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     args: unknown,
     timeoutMs: number,
   ): Promise<ReactAnswer> {
-    const key = reactorKey(reactor.id, reactor.version);
-    const code = { key, code: reactor.code, modules: modulesOf(key, reactor.code) };
+    const version = reactorKey(reactor.id, reactor.version);
+    const code = {
+      key: workerKey(version, requesterId),
+      code: reactor.code,
+      modules: modulesOf(version, reactor.code),
+    };
 
     const svc = reactor.applicationId === null ? undefined : svcActingAs(tenantId, reactor.applicationId);
     let outcome;

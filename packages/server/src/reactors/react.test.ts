@@ -374,6 +374,35 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     expect(rfc.body.raw).toEqual({ detail: "Forbidden", status: 403, errors: "no" });
   });
 
+  it("never lets module state cross Applications: another caller of the same reactor gets a worker of its own", async () => {
+    const id = await reactor(`
+      let kept;
+      module.exports = async ({ args }) => {
+        const before = kept;
+        if (args.card !== undefined) kept = args.card;
+        globalThis.lastCard ??= args.card;
+        return { raw: { before: before ?? null, global: globalThis.lastCard ?? null, pid: Deno.pid } };
+      };`);
+    // May use tokens of another container only: it may never see the card.
+    const outsider = await application({
+      name: "outsider",
+      type: "private",
+      rules: [{ priority: 1, container: "/elsewhere/", transform: "reveal", permissions: ["token:use"] }],
+    });
+    const first = await react(id, { args: { card: `{{ ${card.id} }}` } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.raw).toMatchObject({ before: null, global: CARD });
+    // The same Application keeps its warm worker and what its code kept there, as a warm function would.
+    const again = await react(id, { args: {} });
+    expect(again.body.raw).toEqual({ before: CARD, global: CARD, pid: first.body.raw.pid });
+
+    const theirs = await react(id, { args: {} }, outsider.key);
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.body.raw).toMatchObject({ before: null, global: null });
+    expect(theirs.body.raw.pid).not.toBe(first.body.raw.pid);
+    expect(theirs.text).not.toContain(CARD);
+  });
+
   it("answers 500 reactor-failed when the code ends its worker or cannot load, and runs on a fresh worker next", async () => {
     const id = await reactor(`module.exports = async ({ args }) => {
       if (args.exit) process.exit(3);

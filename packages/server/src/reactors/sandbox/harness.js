@@ -9,11 +9,12 @@
 // own invocations), which gains it nothing, because a worker serves one reactor, one invocation at a time.
 //
 // The first import of a `node:` module starts Deno's Node compatibility layer, which costs tens to hundreds of
-// milliseconds. Both modules the CommonJS shim hands reactor code are imported here, when the process starts, so
-// that a pool's spare pays for it before any request does; reactor code gets nothing it did not get before
-// (`Buffer` and `process` are Deno globals anyway, and the shim passed both already).
+// milliseconds. It is imported here, when the process starts, so that a pool's spare pays for it before any
+// request does. `process` is taken from the global (Deno has one): the workers' import map refuses `node:process`
+// to reactor code, and the harness shares that map (import-map.ts).
 import { Buffer } from "node:buffer";
-import process from "node:process";
+
+const process = globalThis.process;
 
 const { stringify, parse } = { stringify: JSON.stringify, parse: JSON.parse };
 const encoder = new TextEncoder();
@@ -37,12 +38,77 @@ const mapGet = Map.prototype.get;
 const mapSet = Map.prototype.set;
 const mapDelete = Map.prototype.delete;
 const call = Function.prototype.call.bind(Function.prototype.call);
+const SetCtor = Set;
 const FunctionCtor = Function;
+
+// What reactor code must not reach, taken away before it runs. `Deno[Deno.internal]` holds Deno's core (its own
+// timers, `evalContext`, ...); Web Workers would run code the harness cannot stop or clear (reactor-runtime.md).
+delete Deno[Deno.internal];
+delete globalThis.Worker;
 
 let nonce;
 let exported;
 let nextCall = 0;
 const pendingCalls = new MapCtor();
+
+/**
+ * Timers started by reactor code live as long as the load or invocation that started them: a worker serves one
+ * invocation at a time, and what one left ticking would run (and spend the worker's CPU) between invocations.
+ * The globals are replaced before any reactor code runs, and every timer still pending when the load or the
+ * invocation ends is cleared (clearTimers). Reactor code cannot reach the originals: `node:timers` is refused by
+ * the import map and Deno's core is gone.
+ */
+const pendingTimers = new SetCtor();
+const pendingImmediates = new SetCtor();
+const setAdd = SetCtor.prototype.add;
+const setDelete = SetCtor.prototype.delete;
+const setForEach = SetCtor.prototype.forEach;
+const setClear = SetCtor.prototype.clear;
+const ReflectApply = Reflect.apply;
+
+function trackTimers() {
+  const { setTimeout, setInterval, clearTimeout, setImmediate, clearImmediate } = globalThis;
+  const once = (pending, id, callback) =>
+    typeof callback === "function"
+      ? function (...args) {
+          call(setDelete, pending, id.value);
+          return ReflectApply(callback, this, args);
+        }
+      : callback;
+  globalThis.setTimeout = function (callback, ...rest) {
+    const id = {};
+    id.value = ReflectApply(setTimeout, globalThis, [once(pendingTimers, id, callback), ...rest]);
+    call(setAdd, pendingTimers, id.value);
+    return id.value;
+  };
+  globalThis.setInterval = function (...args) {
+    const id = ReflectApply(setInterval, globalThis, args);
+    call(setAdd, pendingTimers, id);
+    return id;
+  };
+  globalThis.clearTimeout = globalThis.clearInterval = function (id) {
+    call(setDelete, pendingTimers, id);
+    return ReflectApply(clearTimeout, globalThis, [id]);
+  };
+  globalThis.setImmediate = function (callback, ...rest) {
+    const id = {};
+    id.value = ReflectApply(setImmediate, globalThis, [once(pendingImmediates, id, callback), ...rest]);
+    call(setAdd, pendingImmediates, id.value);
+    return id.value;
+  };
+  globalThis.clearImmediate = function (immediate) {
+    call(setDelete, pendingImmediates, immediate);
+    return ReflectApply(clearImmediate, globalThis, [immediate]);
+  };
+  return () => {
+    call(setForEach, pendingTimers, (id) => ReflectApply(clearTimeout, globalThis, [id]));
+    call(setClear, pendingTimers);
+    call(setForEach, pendingImmediates, (immediate) => ReflectApply(clearImmediate, globalThis, [immediate]));
+    call(setClear, pendingImmediates);
+  };
+}
+
+const clearTimers = trackTimers();
 
 function send(frame) {
   frame.n = nonce;
@@ -231,17 +297,21 @@ async function load({ code, modules, packages }) {
     "global",
     code,
   );
-  wrapped.call(
-    module.exports,
-    module.exports,
-    require,
-    module,
-    "/reactor.js",
-    "/",
-    Buffer,
-    process,
-    globalThis,
-  );
+  try {
+    wrapped.call(
+      module.exports,
+      module.exports,
+      require,
+      module,
+      "/reactor.js",
+      "/",
+      Buffer,
+      process,
+      globalThis,
+    );
+  } finally {
+    clearTimers();
+  }
   exported = module.exports;
   if (typeof exported !== "function") throw new ErrorCtor("The reactor code must export a function");
 }
@@ -258,8 +328,10 @@ async function invoke({ invocation, args, configuration, svc }) {
     const value = {};
     if (result?.raw !== undefined) value.raw = result.raw;
     if (result?.tokenize !== undefined) value.tokenize = result.tokenize;
+    clearTimers();
     send({ t: "result", invocation, ok: true, value });
   } catch (thrown) {
+    clearTimers();
     send({ t: "result", invocation, ok: false, error: describeThrown(thrown) });
   }
 }

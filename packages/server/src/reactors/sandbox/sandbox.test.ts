@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { lookup } from "node:dns/promises";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -7,7 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReactorPool, type ReactorCode } from "./pool.js";
-import { workerLimits } from "./setup.js";
+import { BUILTIN_MODULES, DENO_NODE_BUILTINS } from "./modules.js";
+import { denoBinary, workerLimits } from "./setup.js";
 import {
   ReactorLoadError,
   ReactorWorker,
@@ -532,6 +533,133 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     // The control: in its own worker every hook caught the thief's own card and kept it for this invocation.
     expect(heard(stolen, own)).toEqual({ slice: true, map: true, setter: true, stringify: true });
     expect(heard(stolen, SECRET)).toEqual({ slice: false, map: false, setter: false, stringify: false });
+  });
+
+  it("clears the timers a reactor leaves behind when its load and its invocation end", async () => {
+    const ticker = reactor(`
+      const counts = { atLoad: 0, interval: 0, chain: 0, immediates: 0 };
+      setInterval(() => counts.atLoad++, 25);
+      module.exports = async ({ args }) => {
+        if (args.start) {
+          // A 25 ms interval that spends CPU, a timeout that keeps scheduling itself, an endless setImmediate.
+          setInterval(() => {
+            counts.interval++;
+            for (const end = Date.now() + 5; Date.now() < end; );
+          }, 25);
+          const again = () => {
+            counts.chain++;
+            setTimeout(again, 25);
+          };
+          setTimeout(again, 25);
+          const spin = () => {
+            counts.immediates++;
+            setImmediate(spin);
+          };
+          setImmediate(spin);
+          // They run while the invocation does.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        return { raw: { ...counts } };
+      };`);
+    const during = raw(await pool.invoke(ticker, invocation({ start: true }))) as Record<string, number>;
+    expect(during.interval).toBeGreaterThan(0);
+    expect(during.chain).toBeGreaterThan(0);
+    expect(during.immediates).toBeGreaterThan(0);
+    // The interval started while the code loaded was cleared once the load ended.
+    expect(during.atLoad).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(raw(await pool.invoke(ticker, invocation({})))).toEqual(during);
+  });
+
+  it("gives reactor code no Web Workers and no handle on Deno's internals", async () => {
+    const outcome = await pool.invoke(
+      reactor(`module.exports = async () => {
+        let created;
+        try {
+          new Worker("data:text/javascript,postMessage(1)", { type: "module" });
+          created = "created";
+        } catch (error) {
+          created = error.name;
+        }
+        return { raw: {
+          worker: typeof Worker,
+          onGlobal: typeof globalThis.Worker,
+          created,
+          internals: typeof Deno[Deno.internal],
+        } };
+      };`),
+      invocation({}),
+    );
+    expect(raw(outcome)).toEqual({
+      worker: "undefined",
+      onGlobal: "undefined",
+      created: "ReferenceError",
+      internals: "undefined",
+    });
+  });
+
+  it("refuses import() of every Node built-in require refuses, whatever the spelling or the way the code is made", async () => {
+    const allowed = new Set<string>(BUILTIN_MODULES);
+    const specifiers = DENO_NODE_BUILTINS.flatMap((builtin) =>
+      builtin.startsWith("node:") ? [builtin] : [builtin, `node:${builtin}`],
+    );
+    const outcome = await pool.invoke(
+      reactor(`
+        const attempt = (load) => load().then(
+          (loaded) => "loaded " + Object.keys(loaded).length,
+          (error) => error.message,
+        );
+        module.exports = async ({ args }) => {
+          const direct = {};
+          for (const specifier of args.specifiers) direct[specifier] = await attempt(() => import(specifier));
+          return { raw: {
+            direct,
+            compiled: await attempt(() => new Function("return import('node:vm')")()),
+            evaluated: await attempt(() => eval("import('child_process')")),
+            fromModule: await attempt(() =>
+              import("data:text/javascript," + encodeURIComponent('export default await import("node:net");')),
+            ),
+            statically: await attempt(() =>
+              import("data:text/javascript," + encodeURIComponent('import wt from "worker_threads"; export { wt };')),
+            ),
+            required: (() => { try { return typeof require("vm"); } catch (error) { return error.message; } })(),
+          } };
+        };`),
+      invocation({ specifiers }, { timeoutMs: 20_000 }),
+    );
+    const result = raw(outcome) as Record<string, unknown> & { direct: Record<string, string> };
+    for (const specifier of specifiers) {
+      const name = specifier.replace(/^node:/, "");
+      if (allowed.has(name)) expect(result.direct[specifier], specifier).toMatch(/^loaded [1-9]/);
+      else
+        expect(result.direct[specifier], specifier).toBe(
+          `Cannot import '${specifier}': not an allowed module`,
+        );
+    }
+    expect(result).toMatchObject({
+      compiled: "Cannot import 'node:vm': not an allowed module",
+      evaluated: "Cannot import 'child_process': not an allowed module",
+      fromModule: "Cannot import 'node:net': not an allowed module",
+      statically: "Cannot import 'worker_threads': not an allowed module",
+      required: "Cannot require 'vm': not an allowed module",
+    });
+  });
+
+  it("knows every Node built-in the bundled Deno has", () => {
+    const listed = spawnSync(
+      denoBinary(),
+      [
+        "eval",
+        "--no-config",
+        "import { builtinModules } from 'node:module'; console.log(JSON.stringify(builtinModules))",
+      ],
+      {
+        encoding: "utf8",
+        env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: path.join(dir, "eval") },
+      },
+    );
+    expect(listed.status, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as string[]).sort()).toEqual([...DENO_NODE_BUILTINS].sort());
   });
 
   it("runs workers as an unprivileged user when the server runs as root", async () => {

@@ -1,9 +1,10 @@
-import { chmodSync, copyFileSync, lstatSync, mkdirSync } from "node:fs";
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { detectCgroup } from "./cgroup.js";
+import { workerImportMap } from "./import-map.js";
 import { INSTALL_CACHE, prepareWorkerModules } from "./module-cache.js";
 import type { NpmModule } from "./modules.js";
 import type { WorkerLimits } from "./worker.js";
@@ -102,6 +103,9 @@ export async function workerLimits(settings: SandboxSettings): Promise<WorkerLim
     settings.modules,
     settings.moduleCache ?? INSTALL_CACHE,
   );
+  const importMap = path.join(settings.dir, "tessera-import-map.json");
+  writeFileSync(importMap, JSON.stringify(workerImportMap(modules.packages)), { mode: 0o644 });
+  chmodSync(importMap, 0o644);
   const root = process.getuid?.() === 0;
   const rssBytes = settings.rssMiB * 2 ** 20;
   const cgroup = await detectCgroup({
@@ -112,6 +116,7 @@ export async function workerLimits(settings: SandboxSettings): Promise<WorkerLim
   return {
     deno: denoBinary(),
     harness,
+    importMap,
     denoDir: modules.denoDir,
     packages: modules.packages,
     missingPackages: modules.missing,

@@ -9,6 +9,8 @@ import { parseFrame, type HostFrame, type ThrownByReactor, type WorkerFrame } fr
 export interface WorkerLimits {
   readonly deno: string;
   readonly harness: string;
+  /** What `import()` in reactor code resolves to (import-map.ts). */
+  readonly importMap: string;
   readonly denoDir: string;
   /** The npm packages reactor code may require: name → the specifier the harness imports from DENO_DIR. */
   readonly packages: Readonly<Record<string, string>>;
@@ -401,6 +403,7 @@ function workerCommand(limits: WorkerLimits): string[] {
     "--no-remote",
     "--cached-only",
     "--ignore-env",
+    `--import-map=${limits.importMap}`,
     `--v8-flags=--max-old-space-size=${limits.heapMiB}`,
     limits.allowNet === "" ? "--allow-net" : `--allow-net=${limits.allowNet}`,
     `--deny-net=${limits.denyNet.join(",")}`,
