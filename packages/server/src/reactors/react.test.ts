@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import { addressesOf, urlHost } from "../../test/special-ranges.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../net/special-ranges.js";
 
 const CARD = "4242424242424242";
 
@@ -483,6 +485,17 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
       400,
       { code: "validation-failed", errors: { callbackUrl: ["differs from callback_url; send one of them"] } },
     );
+  });
+
+  it("refuses a callback URL in every special-purpose IPv4 and IPv6 range", async () => {
+    const id = await reactor("module.exports = async () => ({ raw: 1 });");
+    for (const range of [...IPV4_SPECIAL_RANGES, ...IPV6_SPECIAL_RANGES]) {
+      const callback = `http://${urlHost(addressesOf(range).inside)}/hook`;
+      expectProblem(await react(id, { callback_url: callback }), 400, {
+        code: "validation-failed",
+        errors: { callback_url: ["must not point to a private, loopback or link-local address"] },
+      });
+    }
   });
 
   it("answers 404 for a missing reactor and for another tenant's", async () => {

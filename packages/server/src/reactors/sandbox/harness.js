@@ -41,6 +41,88 @@ const call = Function.prototype.call.bind(Function.prototype.call);
 const SetCtor = Set;
 const FunctionCtor = Function;
 
+/**
+ * Takes IPv6 away from this process, on Linux, before any reactor code runs: a seccomp filter (installed on every
+ * thread) makes socket(AF_INET6, ...) fail with EAFNOSUPPORT. Deno's `--deny-net` takes IPv4 ranges but no IPv6
+ * ones, and IPv6 holds special-purpose space no reactor may reach (unique-local networks such as fd00::/8, NAT64,
+ * 6to4, link-local neighbours); without IPv6 sockets none of it is reachable, and names with both kinds of
+ * address are reached over IPv4. The host grants FFI for the C library alone, and the permission is revoked here,
+ * once the filter is in place, so reactor code never has it. A worker that cannot install the filter exits (86)
+ * rather than run code without it.
+ */
+function networkFilter(libcPath) {
+  const AF_INET6 = 10;
+  const EAFNOSUPPORT = 97;
+  const arch = {
+    x86_64: { audit: 0xc000003e, socket: 41, seccomp: 317 },
+    aarch64: { audit: 0xc00000b7, socket: 198, seccomp: 277 },
+  }[Deno.build.arch];
+  if (arch === undefined) return false;
+  // Classic BPF over struct seccomp_data: nr at offset 0, arch at 4, the first argument's low half at 16.
+  const LD_W_ABS = 0x20;
+  const JEQ_K = 0x15;
+  const RET_K = 0x06;
+  const RET_KILL_PROCESS = 0x80000000;
+  const RET_ERRNO = 0x00050000;
+  const RET_ALLOW = 0x7fff0000;
+  const program = [
+    [LD_W_ABS, 0, 0, 4],
+    [JEQ_K, 1, 0, arch.audit],
+    [RET_K, 0, 0, RET_KILL_PROCESS],
+    [LD_W_ABS, 0, 0, 0],
+    [JEQ_K, 0, 3, arch.socket],
+    [LD_W_ABS, 0, 0, 16],
+    [JEQ_K, 0, 1, AF_INET6],
+    [RET_K, 0, 0, RET_ERRNO | EAFNOSUPPORT],
+    [RET_K, 0, 0, RET_ALLOW],
+  ];
+  // Off the V8 heap (an ArrayBuffer's own store), so the kernel reads it where its address says.
+  const filter = new Uint8Array(new ArrayBuffer(program.length * 8));
+  const view = new DataView(filter.buffer);
+  program.forEach(([code, jt, jf, k], i) => {
+    view.setUint16(i * 8, code, true);
+    view.setUint8(i * 8 + 2, jt);
+    view.setUint8(i * 8 + 3, jf);
+    view.setUint32(i * 8 + 4, k, true);
+  });
+  const libc = Deno.dlopen(libcPath, {
+    // memcpy answers its destination: the address of `filter`, for struct sock_fprog.
+    memcpy: { parameters: ["buffer", "buffer", "usize"], result: "usize" },
+    prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
+    syscall: { parameters: ["i64", "i64", "i64", "buffer"], result: "i64" },
+  });
+  try {
+    const fprog = new Uint8Array(16);
+    const header = new DataView(fprog.buffer);
+    header.setUint16(0, program.length, true);
+    header.setBigUint64(8, BigInt(libc.symbols.memcpy(filter, filter, 0n)), true);
+    const PR_SET_NO_NEW_PRIVS = 38;
+    const SECCOMP_SET_MODE_FILTER = 1n;
+    const SECCOMP_FILTER_FLAG_TSYNC = 1n;
+    if (libc.symbols.prctl(PR_SET_NO_NEW_PRIVS, 1n, 0n, 0n, 0n) !== 0) return false;
+    const installed = libc.symbols.syscall(
+      BigInt(arch.seccomp),
+      SECCOMP_SET_MODE_FILTER,
+      SECCOMP_FILTER_FLAG_TSYNC,
+      fprog,
+    );
+    return installed === 0n;
+  } finally {
+    libc.close();
+    Deno.permissions.revokeSync({ name: "ffi" });
+  }
+}
+
+if (Deno.args[0] !== undefined) {
+  let filtered = false;
+  try {
+    filtered = networkFilter(Deno.args[0]);
+  } catch {
+    filtered = false;
+  }
+  if (!filtered) Deno.exit(86);
+}
+
 // What reactor code must not reach, taken away before it runs. `Deno[Deno.internal]` holds Deno's core (its own
 // timers, `evalContext`, ...); Web Workers would run code the harness cannot stop or clear (reactor-runtime.md).
 delete Deno[Deno.internal];

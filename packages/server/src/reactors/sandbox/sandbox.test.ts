@@ -7,6 +7,8 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReactorPool, type ReactorCode } from "./pool.js";
+import { addressesOf } from "../../../test/special-ranges.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../../net/special-ranges.js";
 import { BUILTIN_MODULES, DENO_NODE_BUILTINS } from "./modules.js";
 import { denoBinary, workerLimits } from "./setup.js";
 import {
@@ -338,7 +340,91 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     expect(targetHits).toBe(answering.length);
   });
 
-  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's
+  it("refuses every special-purpose IPv4 and IPv6 range before a packet leaves, and IPv6 altogether", async () => {
+    // Deno's permission check refuses the IPv4 ranges (and the IPv6 addresses it can name) before connecting; the
+    // worker's seccomp filter refuses to create any IPv6 socket. Either way nothing is sent to these addresses.
+    const targets = Object.fromEntries(
+      [...IPV4_SPECIAL_RANGES, ...IPV6_SPECIAL_RANGES].map((range) => [
+        range.cidr,
+        addressesOf(range).inside,
+      ]),
+    );
+    // Public IPv6 too: the filter takes the whole family away.
+    targets["public IPv6"] = "2606:4700:4700::1111";
+    const outcome = await pool.invoke(
+      reactor(`${NETWORK_PROBE}
+        const refusedFamily = async (run) => {
+          try {
+            return await run();
+          } catch (error) {
+            for (let e = error; e != null; e = e.cause) {
+              if (/Address family not supported/.test(String(e.message))) return "no IPv6";
+            }
+            throw error;
+          }
+        };
+        module.exports = async ({ args }) => {
+          const entries = await Promise.all(Object.entries(args.targets).map(async ([cidr, address]) => {
+            const host = address.includes(":") ? "[" + address + "]" : address;
+            const fetched = await attempt(() => refusedFamily(async () => {
+              const response = await fetch("http://" + host + "/", { signal: AbortSignal.timeout(2000) });
+              return "reached " + response.status;
+            }));
+            const connected = await attempt(() => refusedFamily(async () => {
+              (await Deno.connect({ hostname: address, port: 443 })).close();
+              return "connected";
+            }));
+            return [cidr, { fetched, connected }];
+          }));
+          return { raw: Object.fromEntries(entries) };
+        };`),
+      invocation({ targets }, { timeoutMs: 20_000 }),
+    );
+    const result = raw(outcome) as Record<string, { fetched: string; connected: string }>;
+    for (const [cidr, address] of Object.entries(targets)) {
+      const refused = address.includes(":")
+        ? /^(refused \[[0-9a-f:.]+\]:(80|443)|refused [0-9.]+:(80|443)|no IPv6)$/
+        : new RegExp(`^refused ${address.replaceAll(".", "\\.")}:(80|443)$`);
+      expect(result[cidr]?.fetched, `${cidr} fetch`).toMatch(refused);
+      expect(result[cidr]?.connected, `${cidr} connect`).toMatch(refused);
+    }
+    // The IPv4 forms that Deno reads as IPv4 are refused by its permission check, as IPv4.
+    expect(result["::ffff:0:0/96"]).toEqual({
+      fetched: "refused 0.0.0.1:80",
+      connected: "refused 0.0.0.1:443",
+    });
+    expect(result["fc00::/7"]).toEqual({ fetched: "no IPv6", connected: "no IPv6" });
+    expect(result["public IPv6"]).toEqual({ fetched: "no IPv6", connected: "no IPv6" });
+  });
+
+  it("runs reactor code without FFI, the harness's one use of it done and revoked before the code loads", async () => {
+    const outcome = await pool.invoke(
+      reactor(`module.exports = async () => {
+        let opened;
+        try {
+          Deno.dlopen(Deno.args[0], {});
+          opened = "opened";
+        } catch (error) {
+          opened = error.name;
+        }
+        return { raw: {
+          libc: typeof Deno.args[0],
+          opened,
+          state: Deno.permissions.querySync({ name: "ffi" }).state,
+          requested: Deno.permissions.requestSync({ name: "ffi" }).state,
+        } };
+      };`),
+      invocation({}),
+    );
+    expect(raw(outcome)).toEqual({
+      libc: "string",
+      opened: "NotCapable",
+      state: "prompt",
+      requested: "denied",
+    });
+  });
+
+  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's
   // link-local addresses are denied too.
   it.skipIf(ownAddresses().linkLocal.length === 0)(
     "refuses the host's IPv6 link-local addresses, to connect and to listen",
@@ -643,6 +729,34 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
       statically: "Cannot import 'worker_threads': not an allowed module",
       required: "Cannot require 'vm': not an allowed module",
     });
+  });
+
+  it("keeps its own harness and import map when another server writes its own into the same directory", async () => {
+    // A server with other npm packages (or another version of Tessera) sharing TESSERA_REACTOR_DIR.
+    const other = await workerLimits({
+      dir: path.join(dir, "deno"),
+      modules: [{ name: "uuid", version: "11.1.1" }],
+      egress: "",
+      heapMiB: 64,
+      rssMiB: 192,
+      frameBytes: 1024 * 1024,
+      logBytes: 16 * 1024,
+      loadTimeoutMs: 15_000,
+    });
+    expect(other.importMap).not.toBe(limits.importMap);
+    expect(other.harness).toBe(limits.harness);
+    const code = `module.exports = async () => ({ raw: await import("uuid").then(
+      (uuid) => typeof uuid.v4,
+      () => "refused",
+    ) });`;
+    const mine = await ReactorWorker.start(limits, code, []);
+    const theirs = await ReactorWorker.start(other, code, []);
+    try {
+      expect(raw(await mine.invoke(invocation({})))).toBe("refused");
+      expect(raw(await theirs.invoke(invocation({})))).toBe("function");
+    } finally {
+      await Promise.all([mine.stop(), theirs.stop()]);
+    }
   });
 
   it("knows every Node built-in the bundled Deno has", () => {
