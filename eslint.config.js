@@ -50,7 +50,7 @@ export default tseslint.config(
   },
   {
     // Layering (STYLE.md §2): pure modules never reach into features, storage or the web framework.
-    files: ["packages/server/src/access/**", "packages/server/src/crypto/**"],
+    files: ["packages/server/src/access/**", "packages/server/src/crypto/**", "packages/server/src/net/**"],
     rules: {
       "no-restricted-imports": [
         "error",

@@ -33,6 +33,14 @@ export function runLoad(url: string, request: LoadRequest, settings: LoadSetting
         method: request.method,
         headers: { ...request.headers },
         ...(request.body === undefined ? {} : { body: request.body }),
+        // Each connection sends these in order, over and over.
+        ...(request.headersInTurn !== undefined && {
+          requests: request.headersInTurn.map((headers) => ({
+            method: request.method,
+            headers: { ...headers },
+            ...(request.body !== undefined && { body: request.body }),
+          })),
+        }),
         connections: settings.connections,
         pipelining: settings.pipelining,
         duration: settings.durationS,

@@ -22,6 +22,8 @@ export interface ReactorFixture {
   readonly tokenIds: readonly [string, string];
   /** `{"args": {"a": "{{ <first> }}", "b": "{{ <second> }}"}}` */
   readonly reactBody: string;
+  /** Keys of `count` more Applications holding what the caller holds, on the same tokens. */
+  moreCallerKeys(count: number): Promise<string[]>;
   /** Creates an echo reactor without an Application (so `svc` is null) and returns its id. */
   createEchoReactor(name: string): Promise<string>;
   /**
@@ -44,11 +46,8 @@ export function reactorFixture(context: ScenarioContext): Promise<ReactorFixture
 }
 
 async function createFixture(context: ScenarioContext): Promise<ReactorFixture> {
-  const callerKey = await pciApplicationKey(context, "bench reactor caller", [
-    "token:use",
-    "token:read",
-    "token:create",
-  ]);
+  const callerPermissions = ["token:use", "token:read", "token:create"] as const;
+  const callerKey = await pciApplicationKey(context, "bench reactor caller", callerPermissions);
   const tokenIds = [
     await createCardToken(context, callerKey, CARD_NUMBER),
     await createCardToken(context, callerKey, SECOND_CARD_NUMBER),
@@ -60,6 +59,13 @@ async function createFixture(context: ScenarioContext): Promise<ReactorFixture> 
     callerKey,
     tokenIds,
     reactBody,
+    async moreCallerKeys(count) {
+      const keys: string[] = [];
+      for (let i = 1; i <= count; i++) {
+        keys.push(await pciApplicationKey(context, `bench reactor caller ${i + 1}`, callerPermissions));
+      }
+      return keys;
+    },
     async createEchoReactor(name) {
       const created = await postJson(
         context,

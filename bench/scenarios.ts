@@ -9,6 +9,9 @@ import { reactorFixture } from "./reactor-fixture.js";
 
 export type { ScenarioContext } from "./api.js";
 
+/** How many Applications call the reactor in the several-callers warm react. */
+const CALLERS_IN_TURN = 4;
+
 export interface LoadRequest {
   readonly method: "GET" | "POST" | "PUT" | "DELETE";
   readonly path: string;
@@ -16,6 +19,11 @@ export interface LoadRequest {
   readonly body?: string;
   /** The status every answer must have; the sanity check and the load run both hold Tessera to it. */
   readonly expectedStatus: number;
+  /**
+   * Headers that replace `headers` in turn: each connection sends the request with the first set, then the next,
+   * and so on round (several callers of one route). `headers` is what the sanity check and the ceiling send.
+   */
+  readonly headersInTurn?: readonly Readonly<Record<string, string>>[];
 }
 
 /**
@@ -129,6 +137,39 @@ export const scenarios: readonly Scenario[] = [
           method: "GET",
           path: `/tokens/${encodeURIComponent(fixture.tokenIds[0])}`,
           headers: { "SVC-API-KEY": fixture.callerKey },
+          expectedStatus: 200,
+        },
+      };
+    },
+  },
+  {
+    // The same, with the echo reactor called by four Applications in turn (every connection cycles through their
+    // keys). A warm worker serves one reactor version for one calling Application (docs/reactors.md#workers), so
+    // here the reactor runs on up to four times the workers it has with one caller, each started by its
+    // caller's first calls (in the warm-up); the token read beside it is made by the same four in turn.
+    name: `POST /reactors/{id}/react (warm, ${CALLERS_IN_TURN} Applications)`,
+    ceiling: "http",
+    reference: { name: "GET /tokens/{id}", maxP50AboveMs: 3 },
+    async prepare(context) {
+      const fixture = await reactorFixture(context);
+      const reactorId = await fixture.createEchoReactor("bench warm echo, several callers");
+      const headersInTurn = [fixture.callerKey, ...(await fixture.moreCallerKeys(CALLERS_IN_TURN - 1))].map(
+        (key) => ({ "SVC-API-KEY": key }),
+      );
+      return {
+        request: {
+          method: "POST",
+          path: `/reactors/${encodeURIComponent(reactorId)}/react`,
+          headers: { "SVC-API-KEY": fixture.callerKey, "content-type": JSON_TYPE },
+          headersInTurn: headersInTurn.map((headers) => ({ ...headers, "content-type": JSON_TYPE })),
+          body: fixture.reactBody,
+          expectedStatus: 200,
+        },
+        reference: {
+          method: "GET",
+          path: `/tokens/${encodeURIComponent(fixture.tokenIds[0])}`,
+          headers: { "SVC-API-KEY": fixture.callerKey },
+          headersInTurn,
           expectedStatus: 200,
         },
       };

@@ -394,8 +394,9 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera reactors (${STORE})`, PROCESS_HEAVY,
       // refuses to pass it on, and the CLI would not follow it either (connection.ts).
       expectOneLineError(redirect, 1);
       expect(redirect.stderr).toBe(
-        "tessera: the server failed (500 Reactor error): Reactor Runtime Error: " +
-          "error: A reactor may not answer with a redirect (3xx).\n",
+        "tessera: the server failed (500 Reactor error): The reactor's custom response was refused: " +
+          "status: must be a final status from 200 to 599 and not a redirect (3xx); got 307; " +
+          "headers.Location: is not a header a reactor may set\n",
       );
       expect(visits).toBe(0);
       expectOneLineError(notFound, 4);

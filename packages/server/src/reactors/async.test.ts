@@ -185,15 +185,33 @@ describe.skipIf(STORE_UNAVAILABLE)("asynchronous reactor invocations", () => {
     expect(shown.error.status).toBe(400);
   });
 
-  it("delivers a reactor's custom HTTP answer as its response", async () => {
+  it("delivers a reactor's custom HTTP answer as its response, and refuses one Tessera would not send", async () => {
     const id = await reactor(`
       const { CustomHttpResponseError } = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
-      module.exports = async () => { throw new CustomHttpResponseError({ status: 201, headers: { "X-A": "b" }, body: { made: 1 } }); };`);
+      module.exports = async ({ args }) => {
+        throw new CustomHttpResponseError(args.hijack
+          ? { status: 101, headers: { "Set-Cookie": "s=1" }, body: {} }
+          : { status: 201, headers: { "X-A": "b" }, body: { made: 1 } });
+      };`);
     const before = receiver.received.length;
     await accepted(id, {});
     const [hook] = (await receiver.waitFor(before + 1)).slice(before);
     expect(hook!.body.type).toBe("reactor.invocation.completed");
     expect(hook!.body.data.response).toEqual({ status: 201, headers: { "X-A": "b" }, body: { made: 1 } });
+
+    await accepted(id, { args: { hijack: true } });
+    const [refused] = (await receiver.waitFor(before + 2)).slice(before + 1);
+    expect(refused!.body.type).toBe("reactor.invocation.failed");
+    expect(refused!.body.data.response).toBeUndefined();
+    expect(refused!.body.data.error).toMatchObject({
+      type: "urn:tessera:problem:reactor-error",
+      status: 500,
+      detail: "The reactor's custom response was refused",
+      errors: {
+        status: ["must be a final status from 200 to 599 and not a redirect (3xx); got 101"],
+        "headers.Set-Cookie": ["is not a header a reactor may set"],
+      },
+    });
   });
 
   it("stops a reactor at its timeout_ms and delivers a reactor-timeout problem", async () => {

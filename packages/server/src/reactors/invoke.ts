@@ -3,10 +3,11 @@ import type { Principal } from "../applications/types.js";
 import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
 import type { TokenService } from "../tokens/service.js";
 import type { InternalCredential, InternalCredentials } from "./internal-credentials.js";
+import { checkCustomResponse, type CustomResponse } from "./custom-response.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
 import type { ThrownByReactor } from "./sandbox/frames.js";
-import { reactorKey, type ReactorRuntime } from "./runtime.js";
+import { reactorKey, workerKey, type ReactorRuntime } from "./runtime.js";
 import type { RunnableReactor } from "./types.js";
 import { PoolExhaustedError } from "./sandbox/pool.js";
 import { ReactorLoadError, WorkerStartError } from "./sandbox/worker.js";
@@ -29,12 +30,7 @@ export interface ReactorInvocationDeps {
 
 export type ReactAnswer =
   | { readonly kind: "result"; readonly body: { raw?: unknown; tokens?: unknown } }
-  | {
-      readonly kind: "custom";
-      readonly status: number;
-      readonly headers: Record<string, string>;
-      readonly body: unknown;
-    };
+  | ({ readonly kind: "custom" } & CustomResponse);
 
 /** The `svc` methods reactor code may call (harness.js builds the same list into its stub). */
 const RPC_METHODS = new Set([
@@ -48,25 +44,20 @@ const RPC_METHODS = new Set([
   "detokenize",
 ]);
 
-/** The error classes of wire-format §7 whose status reactor code may choose; anything else thrown is a 500. */
-const REACTOR_ERRORS = new Set([
-  "AuthenticationError",
-  "AuthorizationError",
-  "BadRequestError",
-  "InvalidPaymentMethodError",
-  "InvalidReactorConfigurationError",
-  "RateLimitError",
-  "ReactorRuntimeError",
-  "ServiceUnavailableError",
-]);
-
-/** Headers a custom response may not set: they describe the connection or the body, which the server owns. */
-const RESERVED_HEADERS = new Set([
-  "content-length",
-  "transfer-encoding",
-  "connection",
-  "keep-alive",
-  "upgrade",
+/**
+ * The error classes of wire-format §7, by which reactor code chooses a status, and that status; anything else
+ * thrown is a 500. The status is the class's, never the `status` the thrown object carries: a subclass could
+ * otherwise set 101 and take over the connection.
+ */
+const REACTOR_ERRORS = new Map([
+  ["AuthenticationError", 401],
+  ["AuthorizationError", 403],
+  ["BadRequestError", 400],
+  ["InvalidPaymentMethodError", 402],
+  ["InvalidReactorConfigurationError", 400],
+  ["RateLimitError", 429],
+  ["ReactorRuntimeError", 500],
+  ["ServiceUnavailableError", 503],
 ]);
 
 const INTERNAL_BASE_URL = "http://tessera.internal";
@@ -183,8 +174,12 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     args: unknown,
     timeoutMs: number,
   ): Promise<ReactAnswer> {
-    const key = reactorKey(reactor.id, reactor.version);
-    const code = { key, code: reactor.code, modules: modulesOf(key, reactor.code) };
+    const version = reactorKey(reactor.id, reactor.version);
+    const code = {
+      key: workerKey(version, requesterId),
+      code: reactor.code,
+      modules: modulesOf(version, reactor.code),
+    };
 
     const svc = reactor.applicationId === null ? undefined : svcActingAs(tenantId, reactor.applicationId);
     let outcome;
@@ -256,48 +251,24 @@ function startFailure(error: unknown, scrub: (text: string) => string): unknown 
 
 /** What reactor code threw, as the answer wire-format §7 describes. */
 function thrownAnswer(thrown: ThrownByReactor, scrub: (text: string) => string): ReactAnswer {
-  if (thrown.name === "CustomHttpResponseError" && isStatus(thrown.status)) {
-    // A redirect chosen by tenant code would send clients that follow it (API key included) anywhere it likes.
-    if (thrown.status >= 300 && thrown.status < 400) {
-      throw new AppError(
-        "reactor-error",
-        "Reactor Runtime Error",
-        { error: ["A reactor may not answer with a redirect (3xx)."] },
-        500,
-      );
-    }
-    return {
-      kind: "custom",
-      status: thrown.status,
-      headers: customHeaders(thrown.headers),
-      body: thrown.body,
-    };
+  if (thrown.name === "CustomHttpResponseError") {
+    const check = checkCustomResponse(thrown);
+    if (check.ok) return { kind: "custom", ...check.response };
+    throw new AppError(
+      "reactor-error",
+      "The reactor's custom response was refused",
+      scrubErrors(check.errors, scrub),
+      500,
+    );
   }
-  const status = REACTOR_ERRORS.has(thrown.name) && isStatus(thrown.status) ? thrown.status : 500;
-  const errors = normalizeErrors(
-    thrown.errors ?? (REACTOR_ERRORS.has(thrown.name) ? undefined : thrown.message),
-  );
+  const classStatus = REACTOR_ERRORS.get(thrown.name);
+  const errors = normalizeErrors(thrown.errors ?? (classStatus === undefined ? thrown.message : undefined));
   throw new AppError(
     "reactor-error",
-    scrub(REACTOR_ERRORS.has(thrown.name) ? thrown.message : "Reactor Runtime Error"),
+    scrub(classStatus === undefined ? "Reactor Runtime Error" : thrown.message),
     scrubErrors(errors, scrub),
-    status,
+    classStatus ?? 500,
   );
-}
-
-function isStatus(value: unknown): value is number {
-  return typeof value === "number" && Number.isInteger(value) && value >= 100 && value <= 599;
-}
-
-function customHeaders(headers: unknown): Record<string, string> {
-  if (typeof headers !== "object" || headers === null) return {};
-  const kept: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers)) {
-    if (RESERVED_HEADERS.has(name.toLowerCase()) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) continue;
-    const text = String(value);
-    if (!/[\r\n\0]/.test(text)) kept[name] = text;
-  }
-  return kept;
 }
 
 const FALLBACK_MESSAGE =

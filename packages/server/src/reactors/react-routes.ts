@@ -143,12 +143,15 @@ export function reactRoutes(
         }
         const answer = await invocation.react(principal, request.params.id, request.body);
         if (answer.kind === "result") return reply.send(answer.body);
-        // A reactor's CustomHttpResponseError chooses the whole answer (wire-format §7).
+        // A reactor's CustomHttpResponseError chooses the answer (wire-format §7), within what
+        // custom-response.ts lets it: a final status, and headers that describe the body.
+        void reply.code(answer.status);
+        if (!("body" in answer)) return reply.headers(answer.headers).send(undefined as never);
         return (
           reply
-            .code(answer.status)
-            .headers(answer.headers)
+            // The reactor's own Content-Type, when it gives one, is a JSON type too.
             .type("application/json; charset=utf-8")
+            .headers(answer.headers)
             // Already JSON text, of the reactor's own shape: outside the route's schema by design.
             .send(JSON.stringify(answer.body ?? null) as never)
         );

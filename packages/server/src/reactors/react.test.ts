@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import { addressesOf, urlHost } from "../../test/special-ranges.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../net/special-ranges.js";
 
 const CARD = "4242424242424242";
 
@@ -136,7 +138,7 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
       module.exports = async ({ args }) => {
         if (args.kind === "bad") throw new BadRequestError({ card: ["expired"] });
         if (args.kind === "rate") throw new RateLimitError("slow down");
-        if (args.kind === "custom") throw new CustomHttpResponseError({ status: 418, headers: { "X-Reactor": "teapot", "Content-Length": "1" }, body: { brewing: true } });
+        if (args.kind === "custom") throw new CustomHttpResponseError({ status: 418, headers: { "X-Reactor": "teapot" }, body: { brewing: true } });
         if (args.kind === "redirect") throw new CustomHttpResponseError({ status: 307, headers: { Location: "https://attacker.example/" }, body: {} });
         if (args.kind === "object") throw { status: 402, message: "not a reactor error class" };
         throw new Error("failed reading /opt/tessera/node_modules/x.js and file:///srv/app/harness.js");
@@ -158,7 +160,10 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     const redirect = await react(id, { args: { kind: "redirect" } });
     expectProblem(redirect, 500, {
       code: "reactor-error",
-      errors: { error: ["A reactor may not answer with a redirect (3xx)."] },
+      errors: {
+        status: ["must be a final status from 200 to 599 and not a redirect (3xx); got 307"],
+        "headers.Location": ["is not a header a reactor may set"],
+      },
     });
     expect(redirect.headers.get("location")).toBeNull();
     // Only the error classes choose a status: anything else thrown is a 500.
@@ -171,6 +176,152 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     expectProblem(plain, 500, {
       code: "reactor-error",
       errors: { error: ["failed reading <internal> and <internal>"] },
+    });
+  });
+
+  it("keeps custom responses to a final status and headers that describe the body: the connection, the origin and the caller's browser stay Tessera's", async () => {
+    const id = await reactor(`
+      const { BadRequestError, CustomHttpResponseError } = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
+      class Hijack extends BadRequestError {
+        constructor() { super({ card: ["x"] }); this.status = 101; }
+      }
+      module.exports = async ({ args }) => {
+        if (args.subclass) throw new Hijack();
+        throw new CustomHttpResponseError(args.response);
+      };`);
+    const refused = async (response: unknown, errors: Record<string, string[]>) => {
+      const answer = await react(id, { args: { response } });
+      expectProblem(answer, 500, {
+        code: "reactor-error",
+        detail: /^The reactor's custom response was refused$/,
+        errors,
+      });
+      for (const header of ["set-cookie", "location", "refresh", "strict-transport-security", "upgrade"]) {
+        expect(answer.headers.get(header), header).toBeNull();
+      }
+      expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+      expect(answer.headers.get("content-security-policy")).toBeNull();
+    };
+    const notFinal = (status: number) => [
+      `must be a final status from 200 to 599 and not a redirect (3xx); got ${status}`,
+    ];
+    const notAllowed = ["is not a header a reactor may set"];
+
+    // 1xx would switch or confuse the protocol of the API connection itself.
+    await refused(
+      { status: 101, headers: { Upgrade: "websocket", Connection: "Upgrade" }, body: {} },
+      {
+        status: notFinal(101),
+        "headers.Upgrade": notAllowed,
+        "headers.Connection": notAllowed,
+      },
+    );
+    await refused({ status: 100, body: {} }, { status: notFinal(100) });
+    for (const status of [300, 301, 302, 303, 304, 307, 308]) {
+      await refused(
+        { status, headers: { Location: "https://attacker.example/" }, body: {} },
+        {
+          status: notFinal(status),
+          "headers.Location": notAllowed,
+        },
+      );
+    }
+    await refused({ status: 600, body: {} }, { status: notFinal(600) });
+    await refused(
+      { status: "200", body: {} },
+      { status: ['must be a final status from 200 to 599 and not a redirect (3xx); got "200"'] },
+    );
+    await refused(
+      { status: 204, body: { content: true } },
+      {
+        body: ["must be absent with status 204, which has no content"],
+      },
+    );
+    await refused(
+      { status: 205, body: "reset" },
+      {
+        body: ["must be absent with status 205, which has no content"],
+      },
+    );
+    // Headers that act on the caller's browser, the origin's security policy or a proxy in front of Tessera.
+    const refusedHeaders: Record<string, string> = {
+      "Set-Cookie": "session=attacker; Path=/",
+      Location: "https://attacker.example/",
+      Refresh: "0; url=https://attacker.example/",
+      "Strict-Transport-Security": "max-age=0",
+      "Content-Security-Policy": "script-src *",
+      "Access-Control-Allow-Origin": "https://attacker.example",
+      "Access-Control-Allow-Credentials": "true",
+      "Access-Control-Expose-Headers": "*",
+      "X-Frame-Options": "ALLOWALL",
+      "X-Content-Type-Options": "none",
+      "X-XSS-Protection": "0",
+      "X-Accel-Redirect": "/internal/master.key",
+      "X-Sendfile": "/etc/passwd",
+      "X-Forwarded-Host": "attacker.example",
+      "Content-Length": "1",
+      "Transfer-Encoding": "chunked",
+      Link: "<https://attacker.example/x.js>; rel=preload",
+    };
+    for (const [name, value] of Object.entries(refusedHeaders)) {
+      await refused(
+        { status: 200, headers: { [name]: value }, body: {} },
+        { [`headers.${name}`]: notAllowed },
+      );
+    }
+    await refused(
+      { status: 200, headers: { "Content-Type": "text/html" }, body: "<script>alert(1)</script>" },
+      {
+        "headers.Content-Type": ["must be a JSON media type (application/json or application/…+json)"],
+      },
+    );
+    await refused(
+      { status: 200, headers: { "X-Note": "a\r\nSet-Cookie: x=1" }, body: {} },
+      {
+        "headers.X-Note": ["must not contain control characters"],
+      },
+    );
+    await refused(
+      { status: 200, headers: ["X-Note", "1"], body: {} },
+      {
+        headers: ["must be an object of header names to values"],
+      },
+    );
+
+    // What remains allowed: any final status, headers describing the body and the reactor's own X- headers.
+    const allowed = await react(id, {
+      args: {
+        response: {
+          status: 402,
+          headers: {
+            "Content-Type": "application/vnd.processor+json; charset=utf-8",
+            "Cache-Control": "no-store",
+            "Content-Language": "en",
+            "X-Processor-Decline-Code": "insufficient_funds",
+            "X-RateLimit-Remaining": 7,
+          },
+          body: { declined: true },
+        },
+      },
+    });
+    expect(allowed.status, allowed.text).toBe(402);
+    expect(allowed.body).toEqual({ declined: true });
+    expect(allowed.headers.get("content-type")).toBe("application/vnd.processor+json; charset=utf-8");
+    expect(allowed.headers.get("cache-control")).toBe("no-store");
+    expect(allowed.headers.get("content-language")).toBe("en");
+    expect(allowed.headers.get("x-processor-decline-code")).toBe("insufficient_funds");
+    expect(allowed.headers.get("x-ratelimit-remaining")).toBe("7");
+    const noContent = await react(id, {
+      args: { response: { status: 204, headers: { "X-Reactor": "done" } } },
+    });
+    expect(noContent.status, noContent.text).toBe(204);
+    expect(noContent.text).toBe("");
+    expect(noContent.headers.get("x-reactor")).toBe("done");
+
+    // The error classes answer their class's status, whatever `status` the thrown object was given.
+    expectProblem(await react(id, { args: { subclass: true } }), 400, {
+      code: "reactor-error",
+      errors: { card: ["x"] },
     });
   });
 
@@ -223,6 +374,35 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     const rfc = await react(id, { args: { kind: "rfc" } });
     expect(rfc.status, rfc.text).toBe(200);
     expect(rfc.body.raw).toEqual({ detail: "Forbidden", status: 403, errors: "no" });
+  });
+
+  it("never lets module state cross Applications: another caller of the same reactor gets a worker of its own", async () => {
+    const id = await reactor(`
+      let kept;
+      module.exports = async ({ args }) => {
+        const before = kept;
+        if (args.card !== undefined) kept = args.card;
+        globalThis.lastCard ??= args.card;
+        return { raw: { before: before ?? null, global: globalThis.lastCard ?? null, pid: Deno.pid } };
+      };`);
+    // May use tokens of another container only: it may never see the card.
+    const outsider = await application({
+      name: "outsider",
+      type: "private",
+      rules: [{ priority: 1, container: "/elsewhere/", transform: "reveal", permissions: ["token:use"] }],
+    });
+    const first = await react(id, { args: { card: `{{ ${card.id} }}` } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.raw).toMatchObject({ before: null, global: CARD });
+    // The same Application keeps its warm worker and what its code kept there, as a warm function would.
+    const again = await react(id, { args: {} });
+    expect(again.body.raw).toEqual({ before: CARD, global: CARD, pid: first.body.raw.pid });
+
+    const theirs = await react(id, { args: {} }, outsider.key);
+    expect(theirs.status, theirs.text).toBe(200);
+    expect(theirs.body.raw).toMatchObject({ before: null, global: null });
+    expect(theirs.body.raw.pid).not.toBe(first.body.raw.pid);
+    expect(theirs.text).not.toContain(CARD);
   });
 
   it("answers 500 reactor-failed when the code ends its worker or cannot load, and runs on a fresh worker next", async () => {
@@ -305,6 +485,17 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
       400,
       { code: "validation-failed", errors: { callbackUrl: ["differs from callback_url; send one of them"] } },
     );
+  });
+
+  it("refuses a callback URL in every special-purpose IPv4 and IPv6 range", async () => {
+    const id = await reactor("module.exports = async () => ({ raw: 1 });");
+    for (const range of [...IPV4_SPECIAL_RANGES, ...IPV6_SPECIAL_RANGES]) {
+      const callback = `http://${urlHost(addressesOf(range).inside)}/hook`;
+      expectProblem(await react(id, { callback_url: callback }), 400, {
+        code: "validation-failed",
+        errors: { callback_url: ["must not point to a private, loopback or link-local address"] },
+      });
+    }
   });
 
   it("answers 404 for a missing reactor and for another tenant's", async () => {

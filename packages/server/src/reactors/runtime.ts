@@ -13,9 +13,18 @@ const LOAD_TIMEOUT_MS = 15_000;
 const IDLE_MS = 10 * 60_000;
 const SPARES = 1;
 
-/** The pool's key for a version of a reactor: an updated reactor never meets its old code's workers. */
+/** A version of a reactor: an updated reactor never meets its old code's workers. */
 export function reactorKey(id: string, version: number): string {
   return `${id}:${version}`;
+}
+
+/**
+ * The pool's key: a version of a reactor, invoked by one Application. Module state, globals and whatever else a
+ * warm worker keeps from one invocation to the next hold what that invocation was given (detokenized arguments),
+ * so a worker serves one caller only: another Application, with other rules, never meets it (docs/reactors.md).
+ */
+export function workerKey(reactorVersion: string, applicationId: string): string {
+  return `${reactorVersion}:${applicationId}`;
 }
 
 const isVersionOf = (key: string, id: string) => key.startsWith(`${id}:`);

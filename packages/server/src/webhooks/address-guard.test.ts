@@ -33,6 +33,13 @@ describe("isPublicAddress", () => {
     "64:ff9b::a00:1",
     "2002:7f00:1::",
     "2001:db8::1",
+    // IPv4 written inside IPv6 is refused whole, public IPv4 included: a webhook host has no reason to use it.
+    "::ffff:8.8.8.8",
+    "3fff::1",
+    "2620:4f:8000::1",
+    "192.31.196.1",
+    "192.52.193.1",
+    "192.175.48.1",
     "localhost",
     "example.com",
     "",
@@ -40,17 +47,12 @@ describe("isPublicAddress", () => {
     expect(isPublicAddress(address)).toBe(false);
   });
 
-  it.each([
-    "8.8.8.8",
-    "1.1.1.1",
-    "172.32.0.1",
-    "100.128.0.1",
-    "2606:4700:4700::1111",
-    "::ffff:8.8.8.8",
-    "[2a00:1450::1]",
-  ])("allows %s", (address) => {
-    expect(isPublicAddress(address)).toBe(true);
-  });
+  it.each(["8.8.8.8", "1.1.1.1", "172.32.0.1", "100.128.0.1", "2606:4700:4700::1111", "[2a00:1450::1]"])(
+    "allows %s",
+    (address) => {
+      expect(isPublicAddress(address)).toBe(true);
+    },
+  );
 
   it("refuses every address of the private, loopback and link-local IPv4 ranges, in every IPv6 spelling", () => {
     const inRange = (prefix: number, base: [number, number, number, number]) =>

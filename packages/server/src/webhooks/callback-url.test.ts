@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { addressesOf, urlHost } from "../../test/special-ranges.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../net/special-ranges.js";
 import { callbackUrlProblem } from "./callback-url.js";
 
 const PRIVATE = "must not point to a private, loopback or link-local address";
@@ -51,6 +53,22 @@ describe("callbackUrlProblem", () => {
 
   it("resolves localhost for real and refuses it", async () => {
     expect(await callbackUrlProblem("http://localhost:3000/", { allowPrivate: false })).toBe(PRIVATE);
+  });
+
+  it("refuses an address in every special-purpose range, and a name resolving to one, unless private targets are allowed", async () => {
+    const open = { allowPrivate: true, resolve: () => Promise.reject(new Error("not called")) };
+    for (const range of [...IPV4_SPECIAL_RANGES, ...IPV6_SPECIAL_RANGES]) {
+      for (const address of Object.values(addressesOf(range)).filter((v) => typeof v === "string")) {
+        const url = `http://${urlHost(address)}/hook`;
+        expect(await callbackUrlProblem(url, policy), url).toBe(PRIVATE);
+        const named = {
+          allowPrivate: false,
+          resolve: resolve({ "hooks.example.com": ["93.184.216.34", address] }),
+        };
+        expect(await callbackUrlProblem("https://hooks.example.com/", named), address).toBe(PRIVATE);
+        expect(await callbackUrlProblem(url, open), url).toBeUndefined();
+      }
+    }
   });
 
   it("allows private targets when the operator does, but still only http(s)", async () => {

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { addressesOf, urlHost } from "../../test/special-ranges.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../test/webhook-receiver.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../net/special-ranges.js";
 import { callbackUrlProblem } from "./callback-url.js";
 import { postWebhook, type PostOptions } from "./post.js";
 
@@ -48,6 +50,19 @@ describe("postWebhook's check of the address it sends to", () => {
       ),
     });
     expect(receiver.received).toEqual([]);
+  });
+
+  it("refuses an address in every special-purpose range when it is sent, before connecting", async () => {
+    // Refused before any socket is opened: the test sends nothing to these ranges.
+    for (const range of [...IPV4_SPECIAL_RANGES, ...IPV6_SPECIAL_RANGES]) {
+      const { inside } = addressesOf(range);
+      expect(await postWebhook(`http://${urlHost(inside)}/hook`, BODY, HEADERS, GUARDED), range.cidr).toEqual(
+        {
+          ok: false,
+          error: expect.stringMatching(/^\S+ resolves to \S+, which is not a public address$/),
+        },
+      );
+    }
   });
 
   it.each([

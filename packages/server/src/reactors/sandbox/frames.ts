@@ -8,7 +8,7 @@
 export interface ThrownByReactor {
   readonly name: string;
   readonly message: string;
-  readonly status?: number;
+  readonly status?: unknown;
   readonly errors?: unknown;
   readonly headers?: unknown;
   readonly body?: unknown;

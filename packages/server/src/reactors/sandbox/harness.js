@@ -9,11 +9,12 @@
 // own invocations), which gains it nothing, because a worker serves one reactor, one invocation at a time.
 //
 // The first import of a `node:` module starts Deno's Node compatibility layer, which costs tens to hundreds of
-// milliseconds. Both modules the CommonJS shim hands reactor code are imported here, when the process starts, so
-// that a pool's spare pays for it before any request does; reactor code gets nothing it did not get before
-// (`Buffer` and `process` are Deno globals anyway, and the shim passed both already).
+// milliseconds. It is imported here, when the process starts, so that a pool's spare pays for it before any
+// request does. `process` is taken from the global (Deno has one): the workers' import map refuses `node:process`
+// to reactor code, and the harness shares that map (import-map.ts).
 import { Buffer } from "node:buffer";
-import process from "node:process";
+
+const process = globalThis.process;
 
 const { stringify, parse } = { stringify: JSON.stringify, parse: JSON.parse };
 const encoder = new TextEncoder();
@@ -37,12 +38,159 @@ const mapGet = Map.prototype.get;
 const mapSet = Map.prototype.set;
 const mapDelete = Map.prototype.delete;
 const call = Function.prototype.call.bind(Function.prototype.call);
+const SetCtor = Set;
 const FunctionCtor = Function;
+
+/**
+ * Takes IPv6 away from this process, on Linux, before any reactor code runs: a seccomp filter (installed on every
+ * thread) makes socket(AF_INET6, ...) fail with EAFNOSUPPORT. Deno's `--deny-net` takes IPv4 ranges but no IPv6
+ * ones, and IPv6 holds special-purpose space no reactor may reach (unique-local networks such as fd00::/8, NAT64,
+ * 6to4, link-local neighbours); without IPv6 sockets none of it is reachable, and names with both kinds of
+ * address are reached over IPv4. The host grants FFI for the C library alone, and the permission is revoked here,
+ * once the filter is in place, so reactor code never has it. A worker that cannot install the filter exits (86)
+ * rather than run code without it.
+ */
+function networkFilter(libcPath) {
+  const AF_INET6 = 10;
+  const EAFNOSUPPORT = 97;
+  const arch = {
+    x86_64: { audit: 0xc000003e, socket: 41, seccomp: 317 },
+    aarch64: { audit: 0xc00000b7, socket: 198, seccomp: 277 },
+  }[Deno.build.arch];
+  if (arch === undefined) return false;
+  // Classic BPF over struct seccomp_data: nr at offset 0, arch at 4, the first argument's low half at 16.
+  const LD_W_ABS = 0x20;
+  const JEQ_K = 0x15;
+  const RET_K = 0x06;
+  const RET_KILL_PROCESS = 0x80000000;
+  const RET_ERRNO = 0x00050000;
+  const RET_ALLOW = 0x7fff0000;
+  const program = [
+    [LD_W_ABS, 0, 0, 4],
+    [JEQ_K, 1, 0, arch.audit],
+    [RET_K, 0, 0, RET_KILL_PROCESS],
+    [LD_W_ABS, 0, 0, 0],
+    [JEQ_K, 0, 3, arch.socket],
+    [LD_W_ABS, 0, 0, 16],
+    [JEQ_K, 0, 1, AF_INET6],
+    [RET_K, 0, 0, RET_ERRNO | EAFNOSUPPORT],
+    [RET_K, 0, 0, RET_ALLOW],
+  ];
+  // Off the V8 heap (an ArrayBuffer's own store), so the kernel reads it where its address says.
+  const filter = new Uint8Array(new ArrayBuffer(program.length * 8));
+  const view = new DataView(filter.buffer);
+  program.forEach(([code, jt, jf, k], i) => {
+    view.setUint16(i * 8, code, true);
+    view.setUint8(i * 8 + 2, jt);
+    view.setUint8(i * 8 + 3, jf);
+    view.setUint32(i * 8 + 4, k, true);
+  });
+  const libc = Deno.dlopen(libcPath, {
+    // memcpy answers its destination: the address of `filter`, for struct sock_fprog.
+    memcpy: { parameters: ["buffer", "buffer", "usize"], result: "usize" },
+    prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
+    syscall: { parameters: ["i64", "i64", "i64", "buffer"], result: "i64" },
+  });
+  try {
+    const fprog = new Uint8Array(16);
+    const header = new DataView(fprog.buffer);
+    header.setUint16(0, program.length, true);
+    header.setBigUint64(8, BigInt(libc.symbols.memcpy(filter, filter, 0n)), true);
+    const PR_SET_NO_NEW_PRIVS = 38;
+    const SECCOMP_SET_MODE_FILTER = 1n;
+    const SECCOMP_FILTER_FLAG_TSYNC = 1n;
+    if (libc.symbols.prctl(PR_SET_NO_NEW_PRIVS, 1n, 0n, 0n, 0n) !== 0) return false;
+    const installed = libc.symbols.syscall(
+      BigInt(arch.seccomp),
+      SECCOMP_SET_MODE_FILTER,
+      SECCOMP_FILTER_FLAG_TSYNC,
+      fprog,
+    );
+    return installed === 0n;
+  } finally {
+    libc.close();
+    Deno.permissions.revokeSync({ name: "ffi" });
+  }
+}
+
+if (Deno.args[0] !== undefined) {
+  let filtered = false;
+  try {
+    filtered = networkFilter(Deno.args[0]);
+  } catch {
+    filtered = false;
+  }
+  if (!filtered) Deno.exit(86);
+}
+
+// What reactor code must not reach, taken away before it runs. `Deno[Deno.internal]` holds Deno's core (its own
+// timers, `evalContext`, ...); Web Workers would run code the harness cannot stop or clear (reactor-runtime.md).
+delete Deno[Deno.internal];
+delete globalThis.Worker;
 
 let nonce;
 let exported;
 let nextCall = 0;
 const pendingCalls = new MapCtor();
+
+/**
+ * Timers started by reactor code live as long as the load or invocation that started them: a worker serves one
+ * invocation at a time, and what one left ticking would run (and spend the worker's CPU) between invocations.
+ * The globals are replaced before any reactor code runs, and every timer still pending when the load or the
+ * invocation ends is cleared (clearTimers). Reactor code cannot reach the originals: `node:timers` is refused by
+ * the import map and Deno's core is gone.
+ */
+const pendingTimers = new SetCtor();
+const pendingImmediates = new SetCtor();
+const setAdd = SetCtor.prototype.add;
+const setDelete = SetCtor.prototype.delete;
+const setForEach = SetCtor.prototype.forEach;
+const setClear = SetCtor.prototype.clear;
+const ReflectApply = Reflect.apply;
+
+function trackTimers() {
+  const { setTimeout, setInterval, clearTimeout, setImmediate, clearImmediate } = globalThis;
+  const once = (pending, id, callback) =>
+    typeof callback === "function"
+      ? function (...args) {
+          call(setDelete, pending, id.value);
+          return ReflectApply(callback, this, args);
+        }
+      : callback;
+  globalThis.setTimeout = function (callback, ...rest) {
+    const id = {};
+    id.value = ReflectApply(setTimeout, globalThis, [once(pendingTimers, id, callback), ...rest]);
+    call(setAdd, pendingTimers, id.value);
+    return id.value;
+  };
+  globalThis.setInterval = function (...args) {
+    const id = ReflectApply(setInterval, globalThis, args);
+    call(setAdd, pendingTimers, id);
+    return id;
+  };
+  globalThis.clearTimeout = globalThis.clearInterval = function (id) {
+    call(setDelete, pendingTimers, id);
+    return ReflectApply(clearTimeout, globalThis, [id]);
+  };
+  globalThis.setImmediate = function (callback, ...rest) {
+    const id = {};
+    id.value = ReflectApply(setImmediate, globalThis, [once(pendingImmediates, id, callback), ...rest]);
+    call(setAdd, pendingImmediates, id.value);
+    return id.value;
+  };
+  globalThis.clearImmediate = function (immediate) {
+    call(setDelete, pendingImmediates, immediate);
+    return ReflectApply(clearImmediate, globalThis, [immediate]);
+  };
+  return () => {
+    call(setForEach, pendingTimers, (id) => ReflectApply(clearTimeout, globalThis, [id]));
+    call(setClear, pendingTimers);
+    call(setForEach, pendingImmediates, (immediate) => ReflectApply(clearImmediate, globalThis, [immediate]));
+    call(setClear, pendingImmediates);
+  };
+}
+
+const clearTimers = trackTimers();
 
 function send(frame) {
   frame.n = nonce;
@@ -122,7 +270,8 @@ function describeThrown(thrown) {
     name: className(thrown),
     message: typeof thrown.message === "string" ? thrown.message : StringCtor(thrown),
   };
-  if (typeof thrown.status === "number") described.status = thrown.status;
+  // Any value: the host decides what a status may be (custom-response.ts), and says what it refused.
+  if (thrown.status !== undefined) described.status = thrown.status;
   // `new ReactorRuntimeError(caught)` is the usual way to wrap a failure, and an Error crosses JSON as `{}`:
   // wire-format §7 keeps its message, as `{error: [message]}` once the host normalises it.
   if (thrown.errors instanceof ErrorCtor) described.errors = StringCtor(thrown.errors.message);
@@ -230,17 +379,21 @@ async function load({ code, modules, packages }) {
     "global",
     code,
   );
-  wrapped.call(
-    module.exports,
-    module.exports,
-    require,
-    module,
-    "/reactor.js",
-    "/",
-    Buffer,
-    process,
-    globalThis,
-  );
+  try {
+    wrapped.call(
+      module.exports,
+      module.exports,
+      require,
+      module,
+      "/reactor.js",
+      "/",
+      Buffer,
+      process,
+      globalThis,
+    );
+  } finally {
+    clearTimers();
+  }
   exported = module.exports;
   if (typeof exported !== "function") throw new ErrorCtor("The reactor code must export a function");
 }
@@ -257,8 +410,10 @@ async function invoke({ invocation, args, configuration, svc }) {
     const value = {};
     if (result?.raw !== undefined) value.raw = result.raw;
     if (result?.tokenize !== undefined) value.tokenize = result.tokenize;
+    clearTimers();
     send({ t: "result", invocation, ok: true, value });
   } catch (thrown) {
+    clearTimers();
     send({ t: "result", invocation, ok: false, error: describeThrown(thrown) });
   }
 }

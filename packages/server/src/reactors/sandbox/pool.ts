@@ -5,7 +5,7 @@ export interface PoolOptions {
   readonly limits: WorkerLimits;
   /** Workers alive at once, loaded, loading or spare. */
   readonly maxWorkers: number;
-  /** Workers one reactor version may have, started while its invocations would otherwise wait. */
+  /** Workers one key (a reactor version and its caller) may have, started while its invocations would wait. */
   readonly workersPerReactor: number;
   /** A loaded worker unused this long is stopped. */
   readonly idleMs: number;
@@ -13,7 +13,11 @@ export interface PoolOptions {
   readonly spares: number;
 }
 
-/** What a reactor needs to run: its identity (id and version, so an update never meets old code) and code. */
+/**
+ * What a reactor needs to run: its key, which names the workers it may run on (runtime.ts `workerKey`: the reactor's
+ * id and version, so an update never meets old code, and the calling Application, so no caller meets what another
+ * left in a worker), and its code.
+ */
 export interface ReactorCode {
   readonly key: string;
   readonly code: string;
@@ -36,7 +40,7 @@ interface Waiter {
   reject(error: unknown): void;
 }
 
-/** The workers of one reactor version. Each runs one invocation at a time. */
+/** The workers of one key. Each runs one invocation at a time. */
 interface Group {
   readonly reactor: ReactorCode;
   /** Loaded and free, least recently used first. */
@@ -54,16 +58,16 @@ interface Group {
 const workersOf = (group: Group) => group.idle.length + group.busy + group.loading;
 
 /**
- * Workers per reactor version (reactor-runtime.md: tenant code shares its realm with everything in its process,
- * so two reactors, or two versions of one, never share a worker). An invocation takes a free worker of its
- * version; when there is none it waits, and the pool starts another worker for the version while it has fewer
- * than `workersPerReactor` and there is room (a spare, or fewer than `maxWorkers` workers): whichever worker is
- * free first serves the longest waiting invocation. A version's first worker may also stop the least recently
- * used idle worker of another version to make room; further ones never do. Idle workers are stopped.
+ * Workers per key (reactor-runtime.md: tenant code shares its realm with everything in its process, so two
+ * reactors, two versions of one, or one version called by two Applications never share a worker). An invocation
+ * takes a free worker of its key; when there is none it waits, and the pool starts another worker for the key
+ * while it has fewer than `workersPerReactor` and there is room (a spare, or fewer than `maxWorkers` workers):
+ * whichever worker is free first serves the longest waiting invocation. A key's first worker may also stop the
+ * least recently used idle worker of another key to make room; further ones never do. Idle workers are stopped.
  */
 export class ReactorPool {
   readonly #options: PoolOptions;
-  /** By reactor version, least recently used first: a used group is moved to the end. */
+  /** By key, least recently used first: a used group is moved to the end. */
   readonly #groups = new Map<string, Group>();
   readonly #spares: Promise<ReactorWorker>[] = [];
   /** Workers that belong to a group, loaded or loading: with the spares, what counts against maxWorkers. */
@@ -117,7 +121,7 @@ export class ReactorPool {
   }
 
   /**
-   * Stops the workers of the reactor versions `matches` picks (after an update or a delete). Invocations already
+   * Stops the workers of the keys `matches` picks (after an update or a delete). Invocations already
    * running or waiting finish on them first.
    */
   async discard(matches: (key: string) => boolean): Promise<void> {

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { lookup } from "node:dns/promises";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
@@ -7,7 +7,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ReactorPool, type ReactorCode } from "./pool.js";
-import { workerLimits } from "./setup.js";
+import { addressesOf } from "../../../test/special-ranges.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../../net/special-ranges.js";
+import { BUILTIN_MODULES, DENO_NODE_BUILTINS } from "./modules.js";
+import { denoBinary, workerLimits } from "./setup.js";
 import {
   ReactorLoadError,
   ReactorWorker,
@@ -337,7 +340,91 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     expect(targetHits).toBe(answering.length);
   });
 
-  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's
+  it("refuses every special-purpose IPv4 and IPv6 range before a packet leaves, and IPv6 altogether", async () => {
+    // Deno's permission check refuses the IPv4 ranges (and the IPv6 addresses it can name) before connecting; the
+    // worker's seccomp filter refuses to create any IPv6 socket. Either way nothing is sent to these addresses.
+    const targets = Object.fromEntries(
+      [...IPV4_SPECIAL_RANGES, ...IPV6_SPECIAL_RANGES].map((range) => [
+        range.cidr,
+        addressesOf(range).inside,
+      ]),
+    );
+    // Public IPv6 too: the filter takes the whole family away.
+    targets["public IPv6"] = "2606:4700:4700::1111";
+    const outcome = await pool.invoke(
+      reactor(`${NETWORK_PROBE}
+        const refusedFamily = async (run) => {
+          try {
+            return await run();
+          } catch (error) {
+            for (let e = error; e != null; e = e.cause) {
+              if (/Address family not supported/.test(String(e.message))) return "no IPv6";
+            }
+            throw error;
+          }
+        };
+        module.exports = async ({ args }) => {
+          const entries = await Promise.all(Object.entries(args.targets).map(async ([cidr, address]) => {
+            const host = address.includes(":") ? "[" + address + "]" : address;
+            const fetched = await attempt(() => refusedFamily(async () => {
+              const response = await fetch("http://" + host + "/", { signal: AbortSignal.timeout(2000) });
+              return "reached " + response.status;
+            }));
+            const connected = await attempt(() => refusedFamily(async () => {
+              (await Deno.connect({ hostname: address, port: 443 })).close();
+              return "connected";
+            }));
+            return [cidr, { fetched, connected }];
+          }));
+          return { raw: Object.fromEntries(entries) };
+        };`),
+      invocation({ targets }, { timeoutMs: 20_000 }),
+    );
+    const result = raw(outcome) as Record<string, { fetched: string; connected: string }>;
+    for (const [cidr, address] of Object.entries(targets)) {
+      const refused = address.includes(":")
+        ? /^(refused \[[0-9a-f:.]+\]:(80|443)|refused [0-9.]+:(80|443)|no IPv6)$/
+        : new RegExp(`^refused ${address.replaceAll(".", "\\.")}:(80|443)$`);
+      expect(result[cidr]?.fetched, `${cidr} fetch`).toMatch(refused);
+      expect(result[cidr]?.connected, `${cidr} connect`).toMatch(refused);
+    }
+    // The IPv4 forms that Deno reads as IPv4 are refused by its permission check, as IPv4.
+    expect(result["::ffff:0:0/96"]).toEqual({
+      fetched: "refused 0.0.0.1:80",
+      connected: "refused 0.0.0.1:443",
+    });
+    expect(result["fc00::/7"]).toEqual({ fetched: "no IPv6", connected: "no IPv6" });
+    expect(result["public IPv6"]).toEqual({ fetched: "no IPv6", connected: "no IPv6" });
+  });
+
+  it("runs reactor code without FFI, the harness's one use of it done and revoked before the code loads", async () => {
+    const outcome = await pool.invoke(
+      reactor(`module.exports = async () => {
+        let opened;
+        try {
+          Deno.dlopen(Deno.args[0], {});
+          opened = "opened";
+        } catch (error) {
+          opened = error.name;
+        }
+        return { raw: {
+          libc: typeof Deno.args[0],
+          opened,
+          state: Deno.permissions.querySync({ name: "ffi" }).state,
+          requested: Deno.permissions.requestSync({ name: "ffi" }).state,
+        } };
+      };`),
+      invocation({}),
+    );
+    expect(raw(outcome)).toEqual({
+      libc: "string",
+      opened: "NotCapable",
+      state: "prompt",
+      requested: "denied",
+    });
+  });
+
+  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's  // A host service listening on every interface (`::`) is reachable through `fe80::…%eth0` unless the host's
   // link-local addresses are denied too.
   it.skipIf(ownAddresses().linkLocal.length === 0)(
     "refuses the host's IPv6 link-local addresses, to connect and to listen",
@@ -532,6 +619,161 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
     // The control: in its own worker every hook caught the thief's own card and kept it for this invocation.
     expect(heard(stolen, own)).toEqual({ slice: true, map: true, setter: true, stringify: true });
     expect(heard(stolen, SECRET)).toEqual({ slice: false, map: false, setter: false, stringify: false });
+  });
+
+  it("clears the timers a reactor leaves behind when its load and its invocation end", async () => {
+    const ticker = reactor(`
+      const counts = { atLoad: 0, interval: 0, chain: 0, immediates: 0 };
+      setInterval(() => counts.atLoad++, 25);
+      module.exports = async ({ args }) => {
+        if (args.start) {
+          // A 25 ms interval that spends CPU, a timeout that keeps scheduling itself, an endless setImmediate.
+          setInterval(() => {
+            counts.interval++;
+            for (const end = Date.now() + 5; Date.now() < end; );
+          }, 25);
+          const again = () => {
+            counts.chain++;
+            setTimeout(again, 25);
+          };
+          setTimeout(again, 25);
+          const spin = () => {
+            counts.immediates++;
+            setImmediate(spin);
+          };
+          setImmediate(spin);
+          // They run while the invocation does.
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        return { raw: { ...counts } };
+      };`);
+    const during = raw(await pool.invoke(ticker, invocation({ start: true }))) as Record<string, number>;
+    expect(during.interval).toBeGreaterThan(0);
+    expect(during.chain).toBeGreaterThan(0);
+    expect(during.immediates).toBeGreaterThan(0);
+    // The interval started while the code loaded was cleared once the load ended.
+    expect(during.atLoad).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(raw(await pool.invoke(ticker, invocation({})))).toEqual(during);
+  });
+
+  it("gives reactor code no Web Workers and no handle on Deno's internals", async () => {
+    const outcome = await pool.invoke(
+      reactor(`module.exports = async () => {
+        let created;
+        try {
+          new Worker("data:text/javascript,postMessage(1)", { type: "module" });
+          created = "created";
+        } catch (error) {
+          created = error.name;
+        }
+        return { raw: {
+          worker: typeof Worker,
+          onGlobal: typeof globalThis.Worker,
+          created,
+          internals: typeof Deno[Deno.internal],
+        } };
+      };`),
+      invocation({}),
+    );
+    expect(raw(outcome)).toEqual({
+      worker: "undefined",
+      onGlobal: "undefined",
+      created: "ReferenceError",
+      internals: "undefined",
+    });
+  });
+
+  it("refuses import() of every Node built-in require refuses, whatever the spelling or the way the code is made", async () => {
+    const allowed = new Set<string>(BUILTIN_MODULES);
+    const specifiers = DENO_NODE_BUILTINS.flatMap((builtin) =>
+      builtin.startsWith("node:") ? [builtin] : [builtin, `node:${builtin}`],
+    );
+    const outcome = await pool.invoke(
+      reactor(`
+        const attempt = (load) => load().then(
+          (loaded) => "loaded " + Object.keys(loaded).length,
+          (error) => error.message,
+        );
+        module.exports = async ({ args }) => {
+          const direct = {};
+          for (const specifier of args.specifiers) direct[specifier] = await attempt(() => import(specifier));
+          return { raw: {
+            direct,
+            compiled: await attempt(() => new Function("return import('node:vm')")()),
+            evaluated: await attempt(() => eval("import('child_process')")),
+            fromModule: await attempt(() =>
+              import("data:text/javascript," + encodeURIComponent('export default await import("node:net");')),
+            ),
+            statically: await attempt(() =>
+              import("data:text/javascript," + encodeURIComponent('import wt from "worker_threads"; export { wt };')),
+            ),
+            required: (() => { try { return typeof require("vm"); } catch (error) { return error.message; } })(),
+          } };
+        };`),
+      invocation({ specifiers }, { timeoutMs: 20_000 }),
+    );
+    const result = raw(outcome) as Record<string, unknown> & { direct: Record<string, string> };
+    for (const specifier of specifiers) {
+      const name = specifier.replace(/^node:/, "");
+      if (allowed.has(name)) expect(result.direct[specifier], specifier).toMatch(/^loaded [1-9]/);
+      else
+        expect(result.direct[specifier], specifier).toBe(
+          `Cannot import '${specifier}': not an allowed module`,
+        );
+    }
+    expect(result).toMatchObject({
+      compiled: "Cannot import 'node:vm': not an allowed module",
+      evaluated: "Cannot import 'child_process': not an allowed module",
+      fromModule: "Cannot import 'node:net': not an allowed module",
+      statically: "Cannot import 'worker_threads': not an allowed module",
+      required: "Cannot require 'vm': not an allowed module",
+    });
+  });
+
+  it("keeps its own harness and import map when another server writes its own into the same directory", async () => {
+    // A server with other npm packages (or another version of Tessera) sharing TESSERA_REACTOR_DIR.
+    const other = await workerLimits({
+      dir: path.join(dir, "deno"),
+      modules: [{ name: "uuid", version: "11.1.1" }],
+      egress: "",
+      heapMiB: 64,
+      rssMiB: 192,
+      frameBytes: 1024 * 1024,
+      logBytes: 16 * 1024,
+      loadTimeoutMs: 15_000,
+    });
+    expect(other.importMap).not.toBe(limits.importMap);
+    expect(other.harness).toBe(limits.harness);
+    const code = `module.exports = async () => ({ raw: await import("uuid").then(
+      (uuid) => typeof uuid.v4,
+      () => "refused",
+    ) });`;
+    const mine = await ReactorWorker.start(limits, code, []);
+    const theirs = await ReactorWorker.start(other, code, []);
+    try {
+      expect(raw(await mine.invoke(invocation({})))).toBe("refused");
+      expect(raw(await theirs.invoke(invocation({})))).toBe("function");
+    } finally {
+      await Promise.all([mine.stop(), theirs.stop()]);
+    }
+  });
+
+  it("knows every Node built-in the bundled Deno has", () => {
+    const listed = spawnSync(
+      denoBinary(),
+      [
+        "eval",
+        "--no-config",
+        "import { builtinModules } from 'node:module'; console.log(JSON.stringify(builtinModules))",
+      ],
+      {
+        encoding: "utf8",
+        env: { NO_COLOR: "1", DENO_NO_UPDATE_CHECK: "1", DENO_DIR: path.join(dir, "eval") },
+      },
+    );
+    expect(listed.status, listed.stderr).toBe(0);
+    expect((JSON.parse(listed.stdout) as string[]).sort()).toEqual([...DENO_NODE_BUILTINS].sort());
   });
 
   it("runs workers as an unprivileged user when the server runs as root", async () => {

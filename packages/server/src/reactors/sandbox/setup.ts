@@ -1,31 +1,31 @@
-import { chmodSync, copyFileSync, lstatSync, mkdirSync } from "node:fs";
+import { createHash, randomBytes } from "node:crypto";
+import { chmodSync, lstatSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { detectCgroup } from "./cgroup.js";
+import { IPV4_SPECIAL_RANGES, IPV6_SPECIAL_RANGES } from "../../net/special-ranges.js";
+import { workerImportMap } from "./import-map.js";
 import { INSTALL_CACHE, prepareWorkerModules } from "./module-cache.js";
 import type { NpmModule } from "./modules.js";
 import type { WorkerLimits } from "./worker.js";
 
 /**
- * Addresses reactor code may never reach, whatever egress it is allowed (reactor-runtime.md): loopback, the
- * unspecified address, link-local (cloud metadata), the private ranges and carrier-grade NAT. Deno checks these
- * after resolving a name, so DNS aliases of them are refused too. Deno takes no IPv6 ranges: IPv6 private egress
- * has to be blocked by network policy (docs/reactors.md).
+ * What Deno's `--deny-net` refuses reactor code, whatever egress it is allowed: every IPv4 special-purpose range
+ * (net/special-ranges.ts, the list webhooks use too) as CIDR, which Deno matches after resolving a name, so DNS
+ * aliases are refused as well; `localhost`; the IPv6 special-purpose single addresses (`[::1]`, `[::]`, ...).
+ * Deno takes no IPv6 ranges, so IPv6 is taken away from workers whole instead (harness.js, `networkFilter`).
  */
-export const ALWAYS_DENIED = [
-  "127.0.0.0/8",
-  "localhost",
-  "[::1]",
-  "0.0.0.0",
-  "[::]",
-  "169.254.0.0/16",
-  "10.0.0.0/8",
-  "172.16.0.0/12",
-  "192.168.0.0/16",
-  "100.64.0.0/10",
-] as const;
+export function deniedDestinations(): string[] {
+  return [
+    ...IPV4_SPECIAL_RANGES.map((range) => range.cidr),
+    "localhost",
+    ...IPV6_SPECIAL_RANGES.filter((range) => range.cidr.endsWith("/128")).map(
+      (range) => `[${range.cidr.slice(0, -"/128".length)}]`,
+    ),
+  ];
+}
 
 /** The unprivileged user workers run as when the server runs as root (`nobody` on Debian). */
 const NOBODY = { uid: 65534, gid: 65534 } as const;
@@ -44,6 +44,18 @@ export function denoBinary(): string {
     throw new Error(`reactors need Deno, which has no build for ${process.platform}`);
   const require = createRequire(import.meta.url);
   return path.join(path.dirname(require.resolve(`@deno/${platform}/package.json`)), "deno");
+}
+
+/**
+ * The C library the server runs on, which the worker's harness calls (once, before any reactor code) to take IPv6
+ * sockets away from its process (harness.js `networkFilter`). Deno's Linux builds link the same glibc as Node's.
+ */
+function cLibrary(): string {
+  const mapped = /\s(\/\S*\/libc\.so\.6)$/m.exec(readFileSync("/proc/self/maps", "utf8"))?.[1];
+  if (mapped === undefined) {
+    throw new Error("reactors need glibc's libc.so.6 to restrict their workers' network, and none is loaded");
+  }
+  return mapped;
 }
 
 /**
@@ -83,6 +95,22 @@ export interface SandboxSettings {
   readonly loadTimeoutMs: number;
 }
 
+/**
+ * Writes `content` into the reactor directory under a name derived from it, readable by the worker user, and
+ * answers its path. Servers of different versions (or with other npm packages) may share the directory; each
+ * then runs its workers with its own harness and import map, which must agree with each other. The file appears
+ * whole (written aside, then renamed), so a worker never reads half of it.
+ */
+function writeShared(dir: string, name: string, extension: string, content: Buffer): string {
+  const hash = createHash("sha256").update(content).digest("hex").slice(0, 16);
+  const target = path.join(dir, `${name}-${hash}${extension}`);
+  const aside = `${target}.${process.pid}-${randomBytes(6).toString("hex")}`;
+  writeFileSync(aside, content, { mode: 0o644 });
+  chmodSync(aside, 0o644);
+  renameSync(aside, target);
+  return target;
+}
+
 export async function workerLimits(settings: SandboxSettings): Promise<WorkerLimits> {
   mkdirSync(settings.dir, { recursive: true, mode: 0o755 });
   // The default lives under the shared temporary directory: one that someone else created could hand workers
@@ -94,14 +122,19 @@ export async function workerLimits(settings: SandboxSettings): Promise<WorkerLim
     );
   }
   chmodSync(settings.dir, 0o755);
-  const harness = path.join(settings.dir, "tessera-harness.js");
-  copyFileSync(HARNESS, harness);
-  chmodSync(harness, 0o644);
+  const harness = writeShared(settings.dir, "tessera-harness", ".js", readFileSync(HARNESS));
   const modules = await prepareWorkerModules(
     settings.dir,
     settings.modules,
     settings.moduleCache ?? INSTALL_CACHE,
   );
+  const importMap = writeShared(
+    settings.dir,
+    "tessera-import-map",
+    ".json",
+    Buffer.from(JSON.stringify(workerImportMap(modules.packages))),
+  );
+  const libc = process.platform === "linux" ? cLibrary() : undefined;
   const root = process.getuid?.() === 0;
   const rssBytes = settings.rssMiB * 2 ** 20;
   const cgroup = await detectCgroup({
@@ -112,12 +145,14 @@ export async function workerLimits(settings: SandboxSettings): Promise<WorkerLim
   return {
     deno: denoBinary(),
     harness,
+    importMap,
     denoDir: modules.denoDir,
     packages: modules.packages,
     missingPackages: modules.missing,
     ...(modules.registry !== undefined && { registry: modules.registry }),
     allowNet: settings.egress,
-    denyNet: [...ALWAYS_DENIED, ...hostAddresses()],
+    denyNet: [...deniedDestinations(), ...hostAddresses()],
+    ...(libc !== undefined && { libc }),
     heapMiB: settings.heapMiB,
     rssBytes,
     cgroup,

@@ -9,6 +9,8 @@ import { parseFrame, type HostFrame, type ThrownByReactor, type WorkerFrame } fr
 export interface WorkerLimits {
   readonly deno: string;
   readonly harness: string;
+  /** What `import()` in reactor code resolves to (import-map.ts). */
+  readonly importMap: string;
   readonly denoDir: string;
   /** The npm packages reactor code may require: name → the specifier the harness imports from DENO_DIR. */
   readonly packages: Readonly<Record<string, string>>;
@@ -16,6 +18,11 @@ export interface WorkerLimits {
   readonly missingPackages: readonly string[];
   /** The npm registry the cache was built from, when not npm's own: Deno looks packages up under its name. */
   readonly registry?: string;
+  /**
+   * Linux: the C library the harness calls to remove IPv6 sockets from its process before any reactor code runs
+   * (harness.js `networkFilter`), the one file the worker may load with FFI until it revokes that permission.
+   */
+  readonly libc?: string;
   /** `--allow-net` value: empty for any public address, else a comma-separated allow-list. */
   readonly allowNet: string;
   readonly denyNet: readonly string[];
@@ -401,10 +408,14 @@ function workerCommand(limits: WorkerLimits): string[] {
     "--no-remote",
     "--cached-only",
     "--ignore-env",
+    `--import-map=${limits.importMap}`,
     `--v8-flags=--max-old-space-size=${limits.heapMiB}`,
     limits.allowNet === "" ? "--allow-net" : `--allow-net=${limits.allowNet}`,
     `--deny-net=${limits.denyNet.join(",")}`,
+    ...(limits.libc === undefined ? [] : [`--allow-ffi=${limits.libc}`]),
     limits.harness,
+    // The harness's one argument (readable by reactor code, and no secret): where the C library is.
+    ...(limits.libc === undefined ? [] : [limits.libc]),
   ];
 }
 
@@ -436,7 +447,13 @@ function isBuiltinOrErrorModule(name: string): boolean {
   );
 }
 
+/** The harness's exit status when it could not install its network filter (harness.js). */
+const NO_NETWORK_FILTER = 86;
+
 function exitReason(code: number | null, signal: NodeJS.Signals | null): string {
+  if (code === NO_NETWORK_FILTER) {
+    return "the worker could not take IPv6 away from reactor code (a seccomp filter, on Linux)";
+  }
   if (signal === "SIGKILL") return "the reactor's worker was killed";
   // V8 stops the process with a trap (or an abort) when the heap limit is reached, its most common fatal error.
   if (signal === "SIGTRAP" || signal === "SIGABRT") return "the reactor ran out of memory or crashed";
