@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { FastifyInstance } from "fastify";
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
 import { startExpirySweeper } from "./server/expiry-sweeper.js";
 import { createApplicationService, type ApplicationService } from "./applications/service.js";
 import { createAuditRecorder, type AuditRecorder } from "./audit/recorder.js";
@@ -15,6 +15,7 @@ import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { resolveMasterKey } from "./master-key.js";
+import { createLogger as createServerLogger } from "./observability/logging.js";
 import { createMetrics } from "./observability/metrics.js";
 import { injectFetch } from "./reactors/inject-fetch.js";
 import { createInternalCredentials } from "./reactors/internal-credentials.js";
@@ -25,7 +26,7 @@ import { invocationStore, type InvocationStore } from "./reactors/invocations/st
 import { createReactorInvocation } from "./reactors/invoke.js";
 import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
-import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
+import { buildApp } from "./server/app.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
@@ -63,8 +64,9 @@ export interface Output {
   write(text: string): unknown;
 }
 
+/** The server's logger at the configured level (observability/logging.ts: what a log line may hold). */
 export function createLogger(config: Pick<Config, "logLevel">): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } });
+  return createServerLogger(config.logLevel);
 }
 
 /** Opens the store, migrates it, checks the master key and wires the services: everything but HTTP. */

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { pino, type LevelWithSilent } from "pino";
+import type { LevelWithSilent } from "pino";
 import { expect, inject } from "vitest";
 import type { Clock } from "../src/clock.js";
 import { loadConfig } from "../src/config.js";
 import { serve, type RunningServer } from "../src/main.js";
 import { openStore, type Store } from "../src/storage/database.js";
-import { REDACTED_LOG_PATHS } from "../src/server/app.js";
+import { createLogger } from "../src/observability/logging.js";
 
 /** Which store this vitest project runs against (vitest.config.ts defines one project per store). */
 export const STORE = process.env.TESSERA_TEST_STORE === "postgres" ? "postgres" : "sqlite";
@@ -169,13 +169,12 @@ export async function startTestServer(
   };
 }
 
-/** The server's own logger settings (`createLogger` in main.ts), writing to the sink if there is one. */
+/** The server's own logger (observability/logging.ts), writing to the sink if there is one. */
 function testLogger({ logSink, logLevel }: TestServerOptions) {
-  const options = {
-    level: logLevel ?? (logSink === undefined ? "silent" : "trace"),
-    redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" },
-  };
-  return logSink === undefined ? pino(options) : pino(options, { write: (line: string) => logSink(line) });
+  const level = logLevel ?? (logSink === undefined ? "silent" : "trace");
+  return logSink === undefined
+    ? createLogger(level)
+    : createLogger(level, { write: (line) => logSink(line) });
 }
 
 export async function send(

@@ -25,7 +25,7 @@ import { tokenRoutes } from "../tokens/routes.js";
 import type { TokenService } from "../tokens/service.js";
 import { webhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
-import { API_KEY_HEADER, registerAuth } from "./auth.js";
+import { registerAuth } from "./auth.js";
 import { registerErrorHandling, sendError } from "./error-handler.js";
 import { AppError } from "./errors.js";
 import { createAjv } from "./validation.js";
@@ -55,16 +55,6 @@ export interface AppDeps {
   /** `false` for silence (tests). */
   readonly logger: FastifyBaseLogger | false;
 }
-
-// Request bodies are never logged; this catches the sensitive fields should one reach a log line anyway
-// (pino matches fixed depths, hence the top-level and one-level forms).
-const SENSITIVE_FIELDS = ["key", "data", "args", "configuration"];
-export const REDACTED_LOG_PATHS = [
-  `req.headers["${API_KEY_HEADER}"]`,
-  "req.headers.authorization",
-  ...SENSITIVE_FIELDS,
-  ...SENSITIVE_FIELDS.map((field) => `*.${field}`),
-];
 
 /** Room for caller-chosen token ids (up to 400 characters) in a path segment. */
 const MAX_PATH_PARAM_LENGTH = 500;
