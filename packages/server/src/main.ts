@@ -33,7 +33,7 @@ import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
 import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
-import { DEFAULT_RETRY_POLICY } from "./webhooks/backoff.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
 export interface Vault {
@@ -209,6 +209,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     invocation,
     clock: vault.clock,
     callbackUrls: { allowPrivate: config.webhooks.allowPrivate },
+    maxQueuedPerTenant: config.jobs.maxQueuedPerTenant,
     enqueued: () => runner?.wake(),
   });
   const app = await buildApp({
@@ -248,10 +249,11 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
         ...common,
         signingKeys: (tenantId) => vault.webhookSecrets.signingKeys(tenantId),
         concurrency: config.jobs.concurrency * 2,
+        perDestination: config.webhooks.maxConcurrentPerDestination,
         pollMs: config.jobs.pollMs,
         requestTimeoutMs: config.webhooks.timeoutMs,
         allowPrivate: config.webhooks.allowPrivate,
-        retry: { ...DEFAULT_RETRY_POLICY, baseMs: config.webhooks.retryBaseMs },
+        retry: retryPolicy(config),
         log: workLog,
       });
       deliverer = delivering;
@@ -265,6 +267,10 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
       };
     },
   };
+}
+
+function retryPolicy(config: Config): RetryPolicy {
+  return { ...DEFAULT_RETRY_POLICY, baseMs: config.webhooks.retryBaseMs };
 }
 
 /** The OpenAPI document, generated from the route schemas of a real (in-memory) instance. */
@@ -316,6 +322,20 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
         "reactor invocations": () =>
           vault.invocationStore.deleteSettledBefore(
             new Date(vault.clock.now().getTime() - config.jobs.retentionMs).toISOString(),
+          ),
+        // Deliveries whose destination stayed paused past their retry window, with the last attempt's margin.
+        "undelivered webhooks": () => {
+          const now = vault.clock.now().getTime();
+          const policy = retryPolicy(config);
+          return vault.invocationStore.failUndeliveredBefore(
+            new Date(now - policy.windowMs - policy.capMs).toISOString(),
+            new Date(now).toISOString(),
+          );
+        },
+        "webhook destinations": () =>
+          vault.invocationStore.deleteIdleDestinationsBefore(
+            new Date(vault.clock.now().getTime() - config.jobs.retentionMs).toISOString(),
+            vault.clock.now().toISOString(),
           ),
       },
       config.sweepIntervalMs,

@@ -113,6 +113,11 @@ export interface TestServerOptions {
   readonly logSink?: (line: string) => void;
   /** Defaults to "trace" with a `logSink`, else "silent". */
   readonly logLevel?: LevelWithSilent;
+  /**
+   * Another instance on this server's store (several instances on one PostgreSQL): same database and bootstrap
+   * key, a clock of its own; closing it leaves the store to the first.
+   */
+  readonly sharing?: TestServer;
 }
 
 /** The real server (`serve` from main.ts) on the store under test, over real HTTP on loopback. */
@@ -120,8 +125,9 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const database = await createTestDatabase();
-  const bootstrapKey = `test-bootstrap-${randomBytes(24).toString("hex")}`;
+  const database = options.sharing?.database ?? (await createTestDatabase());
+  const bootstrapKey = options.sharing?.bootstrapKey ?? `test-bootstrap-${randomBytes(24).toString("hex")}`;
+  const dropDatabase = () => (options.sharing === undefined ? database.drop() : Promise.resolve());
   const clock = new ManualClock();
   let server: RunningServer;
   const start = () =>
@@ -147,7 +153,7 @@ export async function startTestServer(
   try {
     server = await start();
   } catch (error) {
-    await database.drop();
+    await dropDatabase();
     throw error;
   }
   return {
@@ -164,7 +170,7 @@ export async function startTestServer(
     },
     close: async () => {
       await server.close();
-      await database.drop();
+      await dropDatabase();
     },
   };
 }

@@ -31,6 +31,8 @@ export function sendError(error: FastifyError, request: FastifyRequest, reply: F
   if (appError.code === "overloaded") request.log.debug({ err: error }, "request shed");
   else if (appError.status >= 500) request.log.error({ err: error }, "request failed");
   setTraceIdHeaders(request, reply);
+  if (appError.retryAfterSeconds !== undefined)
+    void reply.header("retry-after", String(appError.retryAfterSeconds));
   return reply
     .code(appError.status)
     .type("application/problem+json")

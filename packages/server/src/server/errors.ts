@@ -47,6 +47,8 @@ export type FieldErrors = Record<string, string[]>;
 export class AppError extends Error {
   readonly status: number;
   readonly title: string;
+  /** Sent as `Retry-After` (seconds) by the error handler: when a refused request may be tried again. */
+  retryAfterSeconds?: number;
 
   constructor(
     readonly code: ErrorCode,
@@ -59,6 +61,13 @@ export class AppError extends Error {
     this.name = "AppError";
     this.status = code === "reactor-error" && status !== undefined ? status : CATALOG[code].status;
     this.title = CATALOG[code].title;
+  }
+
+  /** A 429 from a service, which knows no HTTP: the error handler turns `retryAfterSeconds` into the header. */
+  static rateLimited(detail: string, retryAfterSeconds: number): AppError {
+    const error = new AppError("rate-limited", detail);
+    error.retryAfterSeconds = retryAfterSeconds;
+    return error;
   }
 
   static validation(errors: FieldErrors, detail = "The request has invalid fields; see errors."): AppError {

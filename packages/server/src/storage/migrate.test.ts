@@ -85,6 +85,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0008-token-generation",
       "0009-audit-log-layout",
       "0010-config-generation",
+      "0011-webhook-destinations",
     ]);
   });
   afterAll(async () => {
@@ -198,6 +199,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0008-token-generation",
       "0009-audit-log-layout",
       "0010-config-generation",
+      "0011-webhook-destinations",
     ]);
   });
   afterAll(async () => {
@@ -268,7 +270,11 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
       .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
       .execute();
     await store.db.insertInto("audit_log").values(rows).execute();
-    expect(await migrateToLatest(store)).toEqual(["0009-audit-log-layout", "0010-config-generation"]);
+    expect(await migrateToLatest(store)).toEqual([
+      "0009-audit-log-layout",
+      "0010-config-generation",
+      "0011-webhook-destinations",
+    ]);
   });
   afterAll(async () => {
     await store?.close();
