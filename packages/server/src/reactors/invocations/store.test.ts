@@ -348,6 +348,24 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     expect(await invocations.deleteIdleDestinationsBefore(at(2_000), at(3_601_000))).toBe(1);
   });
 
+  it("claims a delivery written without a destination (by a version before 0011, during an upgrade)", async () => {
+    const id = await enqueue(0);
+    await drain("runner", 1_000);
+    await store.db
+      .updateTable("reactor_invocations")
+      .set({ destination: null })
+      .where("id", "=", id)
+      .execute();
+    const claimed = await claimDelivery("upgraded", 2_000);
+    expect(claimed).toMatchObject({ id, destination: "https://hooks.example.com:443" });
+    const row = await store.db
+      .selectFrom("reactor_invocations")
+      .select("destination")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(row.destination).toBe("https://hooks.example.com:443");
+  });
+
   it("deletes an invocation after its retention only once its webhook is settled", async () => {
     const ids = [await enqueue(20 * 86_400_000), await enqueue(20 * 86_400_000)];
     await drain("runner", 20 * 86_400_000);

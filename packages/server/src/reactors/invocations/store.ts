@@ -440,7 +440,18 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
             const row = await nextDue(trx, claim.now, excluded, load.tenants);
             if (row === undefined) break;
             const record = fromRow(row);
-            if (row.lane === null) missing.add(record.destination);
+            if (row.lane === null) {
+              missing.add(record.destination);
+              // Written by a version before 0011 during a rolling upgrade: its destination is set here, so that
+              // the next pass finds the row the destination gets below.
+              if (row.destination === null) {
+                await trx
+                  .updateTable("reactor_invocations")
+                  .set({ destination: record.destination })
+                  .where("id", "=", record.id)
+                  .execute();
+              }
+            }
             const held = row.lane === null ? undefined : await holdDestination(trx, record.destination);
             // The counts above were read before this destination's row was held: another instance may have
             // claimed or paused it since. Read again under its row.
@@ -456,7 +467,6 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
             await trx
               .updateTable("reactor_invocations")
               .set({
-                destination: record.destination,
                 delivery_owner: claim.owner,
                 delivery_attempts: record.deliveryAttempts + 1,
                 deliver_after: leaseUntil,
