@@ -114,8 +114,8 @@ export interface TestServerOptions {
   /** Defaults to "trace" with a `logSink`, else "silent". */
   readonly logLevel?: LevelWithSilent;
   /**
-   * Another instance on this server's store (several instances on one PostgreSQL): same database and bootstrap
-   * key, a clock of its own; closing it leaves the store to the first.
+   * Another instance on this server's store (several instances on one PostgreSQL): same database, bootstrap key
+   * and clock; closing it leaves the store to the first.
    */
   readonly sharing?: TestServer;
 }
@@ -128,7 +128,8 @@ export async function startTestServer(
   const database = options.sharing?.database ?? (await createTestDatabase());
   const bootstrapKey = options.sharing?.bootstrapKey ?? `test-bootstrap-${randomBytes(24).toString("hex")}`;
   const dropDatabase = () => (options.sharing === undefined ? database.drop() : Promise.resolve());
-  const clock = new ManualClock();
+  // Instances on one store share time, as real ones do: leases and pauses written by one are read by the other.
+  const clock = options.sharing?.clock ?? new ManualClock();
   let server: RunningServer;
   const start = () =>
     serve(
