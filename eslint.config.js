@@ -82,6 +82,26 @@ export default tseslint.config(
     },
   },
   {
+    // One logger factory (observability/logging.ts) decides what a log line may hold: its serializers keep error
+    // messages, URLs and headers out. A logger made elsewhere would not have them.
+    files: ["packages/**/*.ts", "bench/**/*.ts"],
+    ignores: ["packages/server/src/observability/logging.ts"],
+    rules: {
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          paths: [
+            {
+              name: "pino",
+              allowTypeImports: true,
+              message: "Create loggers with createLogger from observability/logging.ts.",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["packages/server/src/*/service.ts"],
     rules: { "no-restricted-imports": ["error", { patterns: ["fastify", "@fastify/*"] }] },
   },

@@ -157,8 +157,13 @@ describe("loadConfig", () => {
 
   it("reads the webhook and background-work settings, strictly", () => {
     expect(loadConfig({}, "/srv")).toMatchObject({
-      webhooks: { allowPrivate: false, timeoutMs: 10_000, retryBaseMs: 5_000 },
-      jobs: { pollMs: 1_000, concurrency: 4, retentionMs: 168 * 3_600_000 },
+      webhooks: {
+        allowPrivate: false,
+        timeoutMs: 10_000,
+        retryBaseMs: 5_000,
+        maxConcurrentPerDestination: 2,
+      },
+      jobs: { pollMs: 1_000, concurrency: 4, retentionMs: 168 * 3_600_000, maxQueuedPerTenant: 1_000 },
     });
     expect(
       loadConfig(
@@ -169,12 +174,14 @@ describe("loadConfig", () => {
           TESSERA_JOB_POLL_MS: "50",
           TESSERA_ASYNC_CONCURRENCY: "16",
           TESSERA_INVOCATION_RETENTION_HOURS: "24",
+          TESSERA_WEBHOOK_MAX_CONCURRENT_PER_DESTINATION: "8",
+          TESSERA_ASYNC_MAX_QUEUED_PER_TENANT: "50",
         },
         "/srv",
       ),
     ).toMatchObject({
-      webhooks: { allowPrivate: true, timeoutMs: 2_000, retryBaseMs: 100 },
-      jobs: { pollMs: 50, concurrency: 16, retentionMs: 24 * 3_600_000 },
+      webhooks: { allowPrivate: true, timeoutMs: 2_000, retryBaseMs: 100, maxConcurrentPerDestination: 8 },
+      jobs: { pollMs: 50, concurrency: 16, retentionMs: 24 * 3_600_000, maxQueuedPerTenant: 50 },
     });
     expect(
       problemsOf({
@@ -183,13 +190,17 @@ describe("loadConfig", () => {
         TESSERA_JOB_POLL_MS: "0",
         TESSERA_ASYNC_CONCURRENCY: "1000",
         TESSERA_INVOCATION_RETENTION_HOURS: "0",
+        TESSERA_WEBHOOK_MAX_CONCURRENT_PER_DESTINATION: "0",
+        TESSERA_ASYNC_MAX_QUEUED_PER_TENANT: "-1",
       }),
     ).toEqual([
       "TESSERA_WEBHOOK_ALLOW_PRIVATE must be true or false",
       "TESSERA_WEBHOOK_TIMEOUT_MS must be an integer from 100 to 60000",
+      "TESSERA_WEBHOOK_MAX_CONCURRENT_PER_DESTINATION must be an integer from 1 to 256",
       "TESSERA_JOB_POLL_MS must be an integer from 10 to 60000",
       "TESSERA_ASYNC_CONCURRENCY must be an integer from 1 to 256",
       "TESSERA_INVOCATION_RETENTION_HOURS must be an integer from 1 to 8760",
+      "TESSERA_ASYNC_MAX_QUEUED_PER_TENANT must be an integer from 1 to 1000000",
     ]);
   });
 

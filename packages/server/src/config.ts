@@ -53,6 +53,8 @@ export interface WebhookConfig {
   readonly timeoutMs: number;
   /** The delay before the first retry, doubled for each one after (capped at an hour, for 24 hours). */
   readonly retryBaseMs: number;
+  /** Attempts in flight to one destination (scheme, host, port) at once, over every instance on the store. */
+  readonly maxConcurrentPerDestination: number;
 }
 
 /** The durable background work every instance shares: asynchronous invocations and their webhooks. */
@@ -63,6 +65,8 @@ export interface JobsConfig {
   readonly concurrency: number;
   /** How long a finished invocation whose webhook is settled stays readable. */
   readonly retentionMs: number;
+  /** Invocations one tenant may have unsettled (queued, running, or their webhook pending); beyond: 429. */
+  readonly maxQueuedPerTenant: number;
 }
 
 /** Rate limits, bounded concurrency and load shedding (docs/limits.md). */
@@ -235,6 +239,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
       "TESSERA_WEBHOOK_RETRY_BASE_MS",
       problems,
     ),
+    maxConcurrentPerDestination: parseInteger(
+      env.TESSERA_WEBHOOK_MAX_CONCURRENT_PER_DESTINATION,
+      2,
+      1,
+      256,
+      "TESSERA_WEBHOOK_MAX_CONCURRENT_PER_DESTINATION",
+      problems,
+    ),
   };
   const jobs: JobsConfig = {
     pollMs: parseInteger(env.TESSERA_JOB_POLL_MS, 1_000, 10, 60_000, "TESSERA_JOB_POLL_MS", problems),
@@ -256,6 +268,14 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
         "TESSERA_INVOCATION_RETENTION_HOURS",
         problems,
       ),
+    maxQueuedPerTenant: parseInteger(
+      env.TESSERA_ASYNC_MAX_QUEUED_PER_TENANT,
+      1_000,
+      1,
+      1_000_000,
+      "TESSERA_ASYNC_MAX_QUEUED_PER_TENANT",
+      problems,
+    ),
   };
 
   const metrics = parseMetrics(env, host, problems);

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { FastifyInstance } from "fastify";
-import { pino, type Logger } from "pino";
+import type { Logger } from "pino";
 import { startExpirySweeper } from "./server/expiry-sweeper.js";
 import { createApplicationService, type ApplicationService } from "./applications/service.js";
 import { createAuditRecorder, type AuditRecorder } from "./audit/recorder.js";
@@ -15,6 +15,7 @@ import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
 import { createDevMasterKey, readMasterKey } from "./master-key.js";
+import { createLogger as createServerLogger } from "./observability/logging.js";
 import { createMetrics } from "./observability/metrics.js";
 import { injectFetch } from "./reactors/inject-fetch.js";
 import { createInternalCredentials } from "./reactors/internal-credentials.js";
@@ -25,7 +26,7 @@ import { invocationStore, type InvocationStore } from "./reactors/invocations/st
 import { createReactorInvocation } from "./reactors/invoke.js";
 import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
-import { buildApp, REDACTED_LOG_PATHS } from "./server/app.js";
+import { buildApp } from "./server/app.js";
 import { unusableStore } from "./storage/availability.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
@@ -39,7 +40,7 @@ import {
 import { tenantStore } from "./tenants/store.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
-import { DEFAULT_RETRY_POLICY } from "./webhooks/backoff.js";
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
 export interface Vault {
@@ -70,8 +71,9 @@ export interface Output {
   write(text: string): unknown;
 }
 
+/** The server's logger at the configured level (observability/logging.ts: what a log line may hold). */
 export function createLogger(config: Pick<Config, "logLevel">): Logger {
-  return pino({ level: config.logLevel, redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } });
+  return createServerLogger(config.logLevel);
 }
 
 /**
@@ -240,6 +242,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     invocation,
     clock: vault.clock,
     callbackUrls: { allowPrivate: config.webhooks.allowPrivate },
+    maxQueuedPerTenant: config.jobs.maxQueuedPerTenant,
     enqueued: () => runner?.wake(),
   });
   const app = await buildApp({
@@ -279,10 +282,11 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
         ...common,
         signingKeys: (tenantId) => vault.webhookSecrets.signingKeys(tenantId),
         concurrency: config.jobs.concurrency * 2,
+        perDestination: config.webhooks.maxConcurrentPerDestination,
         pollMs: config.jobs.pollMs,
         requestTimeoutMs: config.webhooks.timeoutMs,
         allowPrivate: config.webhooks.allowPrivate,
-        retry: { ...DEFAULT_RETRY_POLICY, baseMs: config.webhooks.retryBaseMs },
+        retry: retryPolicy(config),
         log: workLog,
       });
       deliverer = delivering;
@@ -296,6 +300,10 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
       };
     },
   };
+}
+
+function retryPolicy(config: Config): RetryPolicy {
+  return { ...DEFAULT_RETRY_POLICY, baseMs: config.webhooks.retryBaseMs };
 }
 
 /** The OpenAPI document, generated from the route schemas of a real (in-memory) instance. */
@@ -347,6 +355,20 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
         "reactor invocations": () =>
           vault.invocationStore.deleteSettledBefore(
             new Date(vault.clock.now().getTime() - config.jobs.retentionMs).toISOString(),
+          ),
+        // Deliveries whose destination stayed paused past their retry window, with the last attempt's margin.
+        "undelivered webhooks": () => {
+          const now = vault.clock.now().getTime();
+          const policy = retryPolicy(config);
+          return vault.invocationStore.failUndeliveredBefore(
+            new Date(now - policy.windowMs - policy.capMs).toISOString(),
+            new Date(now).toISOString(),
+          );
+        },
+        "webhook destinations": () =>
+          vault.invocationStore.deleteIdleDestinationsBefore(
+            new Date(vault.clock.now().getTime() - config.jobs.retentionMs).toISOString(),
+            vault.clock.now().toISOString(),
           ),
       },
       config.sweepIntervalMs,

@@ -3,13 +3,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
-import { pino, type LevelWithSilent } from "pino";
+import type { LevelWithSilent } from "pino";
 import { expect, inject } from "vitest";
 import type { Clock } from "../src/clock.js";
 import { loadConfig } from "../src/config.js";
 import { serve, type RunningServer } from "../src/main.js";
 import { openStore, type Store } from "../src/storage/database.js";
-import { REDACTED_LOG_PATHS } from "../src/server/app.js";
+import { createLogger } from "../src/observability/logging.js";
 
 /** Which store this vitest project runs against (vitest.config.ts defines one project per store). */
 export const STORE = process.env.TESSERA_TEST_STORE === "postgres" ? "postgres" : "sqlite";
@@ -113,6 +113,11 @@ export interface TestServerOptions {
   readonly logSink?: (line: string) => void;
   /** Defaults to "trace" with a `logSink`, else "silent". */
   readonly logLevel?: LevelWithSilent;
+  /**
+   * Another instance on this server's store (several instances on one PostgreSQL): same database, bootstrap key
+   * and clock; closing it leaves the store to the first.
+   */
+  readonly sharing?: TestServer;
 }
 
 /** The real server (`serve` from main.ts) on the store under test, over real HTTP on loopback. */
@@ -120,9 +125,11 @@ export async function startTestServer(
   env: Record<string, string> = {},
   options: TestServerOptions = {},
 ): Promise<TestServer> {
-  const database = await createTestDatabase();
-  const bootstrapKey = `test-bootstrap-${randomBytes(24).toString("hex")}`;
-  const clock = new ManualClock();
+  const database = options.sharing?.database ?? (await createTestDatabase());
+  const bootstrapKey = options.sharing?.bootstrapKey ?? `test-bootstrap-${randomBytes(24).toString("hex")}`;
+  const dropDatabase = () => (options.sharing === undefined ? database.drop() : Promise.resolve());
+  // Instances on one store share time, as real ones do: leases and pauses written by one are read by the other.
+  const clock = options.sharing?.clock ?? new ManualClock();
   let server: RunningServer;
   const start = () =>
     serve(
@@ -148,7 +155,7 @@ export async function startTestServer(
   try {
     server = await start();
   } catch (error) {
-    await database.drop();
+    await dropDatabase();
     throw error;
   }
   return {
@@ -165,18 +172,17 @@ export async function startTestServer(
     },
     close: async () => {
       await server.close();
-      await database.drop();
+      await dropDatabase();
     },
   };
 }
 
-/** The server's own logger settings (`createLogger` in main.ts), writing to the sink if there is one. */
+/** The server's own logger (observability/logging.ts), writing to the sink if there is one. */
 function testLogger({ logSink, logLevel }: TestServerOptions) {
-  const options = {
-    level: logLevel ?? (logSink === undefined ? "silent" : "trace"),
-    redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" },
-  };
-  return logSink === undefined ? pino(options) : pino(options, { write: (line: string) => logSink(line) });
+  const level = logLevel ?? (logSink === undefined ? "silent" : "trace");
+  return logSink === undefined
+    ? createLogger(level)
+    : createLogger(level, { write: (line) => logSink(line) });
 }
 
 export async function send(

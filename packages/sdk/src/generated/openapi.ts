@@ -1426,7 +1426,7 @@ export interface paths {
         put?: never;
         /**
          * Invoke a reactor with detokenized arguments
-         * @description Synchronous without `callback_url` (200 with the result); asynchronous with it (202 with the invocation's id; the outcome is delivered as a signed webhook).
+         * @description Synchronous without `callback_url` (200 with the result); asynchronous with it (202 with the invocation's id; the outcome is delivered as a signed webhook). An asynchronous call beyond the tenant's bound of unsettled invocations (TESSERA_ASYNC_MAX_QUEUED_PER_TENANT) is a 429 with Retry-After.
          */
         post: {
             parameters: {

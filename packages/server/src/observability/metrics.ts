@@ -23,7 +23,7 @@ export interface Metrics {
 }
 
 /** The one label value for requests that matched no route, so that probing random paths adds no series. */
-const UNMATCHED_ROUTE = "unmatched";
+export const UNMATCHED_ROUTE = "unmatched";
 
 /** What became of an invocation: the worker's outcome, or why it never ran. */
 const OUTCOMES = ["returned", "threw", "timed-out", "crashed", "pool-exhausted", "start-failed"] as const;

@@ -272,7 +272,26 @@ describe.skipIf(STORE_UNAVAILABLE)("asynchronous reactor invocations", () => {
       expect(failed.status).toBe("completed");
     } finally {
       receiver.respondWith([], 200);
+      // A 503 also paused the receiver's destination (docs/reactors.md#fairness) for a minute or two of the
+      // server's clock: past it, the next tests' webhooks to the same receiver go at once.
+      server.clock.advance(HOUR);
     }
+  });
+
+  it("stops retrying at 410 Gone and records the delivery as failed", async () => {
+    const id = await reactor(ECHO);
+    receiver.respondWith([410]);
+    const before = receiver.received.length;
+    const invocationId = await accepted(id, {});
+    await receiver.waitFor(before + 1);
+    const failed = await invocationWhen(id, invocationId, (body) => body.delivery?.status === "failed");
+    expect(failed.delivery.attempts).toEqual([expect.objectContaining({ attempt: 1, response_status: 410 })]);
+    expect(failed.delivery.next_attempt_at).toBeUndefined();
+    expect(failed.status).toBe("completed");
+    // No retry, however long one waits.
+    server.clock.advance(HOUR);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(receiver.received.length).toBe(before + 1);
   });
 
   it("records a receiver that cannot be reached as an attempt with the reason", async () => {

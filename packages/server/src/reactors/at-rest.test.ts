@@ -90,6 +90,19 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors at rest", () => {
       for (const needle of needles) expect(bytes.includes(Buffer.from(needle))).toBe(false);
     }
 
+    // A reactor that throws its configuration: the caller gets what it threw, the log does not.
+    const user = await server.request("POST", "/applications", {
+      body: { name: "user", type: "private", permissions: ["token:use"] },
+    });
+    const leaky = await create({
+      name: `leaky ${name}`,
+      code: "module.exports = async ({ configuration }) => { throw new Error(configuration.STRIPE_SECRET); };",
+      configuration: { STRIPE_SECRET: secret },
+    });
+    const thrown = await server.request("POST", `/reactors/${leaky}/react`, { key: user.body.key, body: {} });
+    expectProblem(thrown, 500, { code: "reactor-error", errors: { error: [secret] } });
+    expect(logs.some((line) => line.includes('"msg":"request failed"'))).toBe(true);
+
     expect(logs.length).toBeGreaterThan(0);
     for (const needle of needles) expect(logs.join("\n")).not.toContain(needle);
   });

@@ -73,7 +73,7 @@ describe("parseQuery", () => {
   });
 
   it("treats keywords as case-sensitive whole words", () => {
-    expect(() => parseQuery("type:a and")).toThrow("expected field:value, found 'and' without a ':'");
+    expect(() => parseQuery("type:a and")).toThrow("expected field:value, found a word without a ':'");
     expect(() => parseQuery("type:a ORx:b")).toThrow("unknown field 'ORx'");
   });
 });

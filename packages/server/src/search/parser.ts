@@ -162,7 +162,8 @@ class Parser {
       throw new QueryError(`expected a term like type:token, found '${this.peek() ?? ""}'`, offset);
     }
     if (this.peek() !== ":") {
-      throw new QueryError(`expected field:value, found '${field}' without a ':'`, offset);
+      // A word without a field is most often a value typed alone (a card number): it is not quoted back.
+      throw new QueryError("expected field:value, found a word without a ':'", offset);
     }
     checkField(field, offset);
     this.pos += 1;
@@ -298,8 +299,11 @@ function checkField(field: string, offset: number): void {
     if (field.length > METADATA_PREFIX.length) return;
     throw new QueryError("metadata needs a key, as in metadata.region:eu", offset);
   }
-  throw new QueryError(`unknown field '${field}'`, offset);
+  // Named back only when it reads as a field name: anything else before a ':' may be a value.
+  throw new QueryError(FIELD_LIKE.test(field) ? `unknown field '${field}'` : "unknown field", offset);
 }
+
+const FIELD_LIKE = /^[A-Za-z_.]{1,64}$/;
 
 /** (a AND b) AND c is a AND b AND c: one level per operator keeps evaluation and SQL flat. */
 function flatten(kind: "and" | "or", children: QueryNode[]): QueryNode[] {

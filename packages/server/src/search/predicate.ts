@@ -64,10 +64,9 @@ function termPredicate(term: TermNode, options: PredicateOptions): Predicate {
     }
     case "type":
       if (!options.types.includes(value)) {
-        throw new QueryError(
-          `unknown token type '${value}'; one of ${options.types.join(", ")}`,
-          valueOffset,
-        );
+        // Named back only when it reads as a type name: a value typed after `type:` by mistake is not quoted.
+        const named = /^[A-Za-z_]{1,64}$/.test(value) ? ` '${value}'` : "";
+        throw new QueryError(`unknown token type${named}; one of ${options.types.join(", ")}`, valueOffset);
       }
       return { kind: "equals", column: "type", value };
     case "id":

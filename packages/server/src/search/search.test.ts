@@ -465,6 +465,8 @@ describe.skipIf(STORE_UNAVAILABLE)("Token search", () => {
     const long = "id:" + "x".repeat(4094);
     const terms = Array.from({ length: 65 }, (_, i) => `id:t${i}`).join(" OR ");
     const nested = "(".repeat(17) + "type:token" + ")".repeat(17);
+    const TYPES =
+      "token, card, bank, card_number, social_security_number, employer_id_number, us_bank_account_number, us_bank_routing_number";
     const ERRORS: [string, string][] = [
       ["foo:bar", "unknown field 'foo' (at offset 0)"],
       ["type:token AND foo:bar", "unknown field 'foo' (at offset 15)"],
@@ -531,9 +533,12 @@ describe.skipIf(STORE_UNAVAILABLE)("Token search", () => {
         "unknown token type 'unknown'; one of token, card, bank, card_number, social_security_number, employer_id_number, us_bank_account_number, us_bank_routing_number (at offset 5)",
       ],
       ["metadata.:x", "metadata needs a key, as in metadata.region:eu (at offset 0)"],
-      ['type"token"', "expected field:value, found 'type' without a ':' (at offset 0)"],
+      ['type"token"', "expected field:value, found a word without a ':' (at offset 0)"],
       ['"quoted"', "expected a term like type:token, found '\"' (at offset 0)"],
-      ["alice", "expected field:value, found 'alice' without a ':' (at offset 0)"],
+      ["alice", "expected field:value, found a word without a ':' (at offset 0)"],
+      ["4111111111111111", "expected field:value, found a word without a ':' (at offset 0)"],
+      ["type:4111111111111111", `unknown token type; one of ${TYPES} (at offset 5)`],
+      ["4111111111111111:x", "unknown field (at offset 0)"],
       ["type:bank\u0000", "holds a control character or a lone surrogate (at offset 9)"],
       ["data:\ud800x", "holds a control character or a lone surrogate (at offset 5)"],
       [long, "is longer than 4096 bytes (at offset 4096)"],

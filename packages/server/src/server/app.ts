@@ -57,16 +57,6 @@ export interface AppDeps {
   readonly logger: FastifyBaseLogger | false;
 }
 
-// Request bodies are never logged; this catches the sensitive fields should one reach a log line anyway
-// (pino matches fixed depths, hence the top-level and one-level forms).
-const SENSITIVE_FIELDS = ["key", "data", "args", "configuration"];
-export const REDACTED_LOG_PATHS = [
-  `req.headers["${API_KEY_HEADER}"]`,
-  "req.headers.authorization",
-  ...SENSITIVE_FIELDS,
-  ...SENSITIVE_FIELDS.map((field) => `*.${field}`),
-];
-
 /** Room for caller-chosen token ids (up to 400 characters) in a path segment. */
 const MAX_PATH_PARAM_LENGTH = 500;
 

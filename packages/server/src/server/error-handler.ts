@@ -52,6 +52,16 @@ function pathOf(request: FastifyRequest): string {
   return request.url.split("?", 1)[0] ?? request.url;
 }
 
+/**
+ * The type/subtype a client sent, for the message, without its parameters: a header value is the client's text,
+ * and a problem never quotes what a client sent beyond the names it needs to correct.
+ */
+function mediaTypeOf(header: string | undefined): string {
+  if (header === undefined) return "(none)";
+  const essence = /^\s*([A-Za-z0-9!#$&^_.+-]{1,64}\/[A-Za-z0-9!#$&^_.+-]{1,64})\s*(?:;|$)/.exec(header)?.[1];
+  return essence ?? "(not a media type)";
+}
+
 function toAppError(error: FastifyError, request: FastifyRequest): AppError {
   if (error instanceof AppError) return error;
   if (error.validation !== undefined) {
@@ -67,7 +77,7 @@ function toAppError(error: FastifyError, request: FastifyRequest): AppError {
       case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
         return new AppError(
           "unsupported-media-type",
-          `Content-Type ${request.headers["content-type"] ?? "(none)"} is not supported; send application/json.`,
+          `Content-Type ${mediaTypeOf(request.headers["content-type"])} is not supported; send application/json.`,
         );
       case "FST_ERR_CTP_BODY_TOO_LARGE":
         return new AppError("payload-too-large", "The body exceeds the configured size limit.");

@@ -75,7 +75,7 @@ export type FieldErrors = Record<string, string[]>;
 export class AppError extends Error {
   readonly status: number;
   readonly title: string;
-  /** Sent as Retry-After: when a retry of the same request may succeed. */
+  /** Sent as `Retry-After` (seconds) by the error handler: when a refused request may be tried again. */
   retryAfterSeconds?: number;
 
   constructor(
@@ -100,6 +100,13 @@ export class AppError extends Error {
       `The vault's store is unavailable: ${PUBLIC_OUTAGE[outage.reason]}.${retry}`,
     );
     if (seconds !== undefined) error.retryAfterSeconds = seconds;
+    return error;
+  }
+
+  /** A 429 from a service, which knows no HTTP: the error handler turns `retryAfterSeconds` into the header. */
+  static rateLimited(detail: string, retryAfterSeconds: number): AppError {
+    const error = new AppError("rate-limited", detail);
+    error.retryAfterSeconds = retryAfterSeconds;
     return error;
   }
 

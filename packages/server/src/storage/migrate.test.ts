@@ -85,6 +85,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0008-token-generation",
       "0009-audit-log-layout",
       "0010-config-generation",
+      "0011-webhook-destinations",
     ]);
   });
   afterAll(async () => {
@@ -198,6 +199,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0008-token-generation",
       "0009-audit-log-layout",
       "0010-config-generation",
+      "0011-webhook-destinations",
     ]);
   });
   afterAll(async () => {
@@ -268,7 +270,11 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
       .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
       .execute();
     await store.db.insertInto("audit_log").values(rows).execute();
-    expect(await migrateToLatest(store)).toEqual(["0009-audit-log-layout", "0010-config-generation"]);
+    expect(await migrateToLatest(store)).toEqual([
+      "0009-audit-log-layout",
+      "0010-config-generation",
+      "0011-webhook-destinations",
+    ]);
   });
   afterAll(async () => {
     await store?.close();
@@ -308,5 +314,74 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
   it("deletes a tenant's rows with the tenant", async () => {
     await store.db.deleteFrom("tenants").where("id", "=", tenant).execute();
     expect(await store.db.selectFrom("audit_log").selectAll().execute()).toEqual([]);
+  });
+});
+
+/** A store left at 0010 with asynchronous invocations, then brought up to date. */
+describe.skipIf(STORE_UNAVAILABLE)("migration 0011-webhook-destinations", () => {
+  let database: TestDatabase;
+  let store: Store;
+  const tenant = "0192aaaa-0000-7000-8000-000000000011";
+  const invocation = (id: string, callbackUrl: string) => ({
+    id,
+    tenant_id: tenant,
+    reactor_id: "r",
+    requested_by: "a",
+    callback_url: callbackUrl,
+    timeout_ms: 10_000,
+    status: "completed",
+    run_attempts: 1,
+    run_after: "2026-01-01T00:00:00.000Z",
+    run_owner: null,
+    args: null,
+    outcome: "sealed",
+    key_version: 1,
+    delivery_status: "pending",
+    delivery_attempts: 0,
+    deliver_after: "2026-01-01T00:00:00.000Z",
+    delivery_owner: null,
+    created_at: "2026-01-01T00:00:00.000Z",
+    started_at: null,
+    finished_at: null,
+    delivered_at: null,
+  });
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    store = database.open();
+    await migrateThrough(store, "0010-config-generation");
+    await store.db
+      .insertInto("tenants")
+      .values({ id: tenant, name: "t", created_by: null, created_at: "x" })
+      .execute();
+    await store.db
+      .insertInto("reactor_invocations")
+      .values([
+        invocation("i1", "https://Hooks.Example.com/a?x=1"),
+        invocation("i2", "https://hooks.example.com:443/b"),
+        invocation("i3", "http://10.0.0.7:8080/c"),
+        invocation("i4", "http://[::1]/d"),
+      ])
+      .execute();
+    expect(await migrateToLatest(store)).toEqual(["0011-webhook-destinations"]);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it("gives every invocation its destination: scheme, host and port, the default port spelt out", async () => {
+    const rows = await store.db
+      .selectFrom("reactor_invocations")
+      .select(["id", "destination"])
+      .orderBy("id")
+      .execute();
+    expect(rows).toEqual([
+      { id: "i1", destination: "https://hooks.example.com:443" },
+      { id: "i2", destination: "https://hooks.example.com:443" },
+      { id: "i3", destination: "http://10.0.0.7:8080" },
+      { id: "i4", destination: "http://[::1]:80" },
+    ]);
+    expect(await store.db.selectFrom("webhook_destinations").selectAll().execute()).toEqual([]);
   });
 });

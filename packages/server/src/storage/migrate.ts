@@ -10,6 +10,7 @@ import * as m0007 from "./migrations/0007-idempotency-keys.js";
 import * as m0008 from "./migrations/0008-token-generation.js";
 import * as m0009 from "./migrations/0009-audit-log-layout.js";
 import * as m0010 from "./migrations/0010-config-generation.js";
+import * as m0011 from "./migrations/0011-webhook-destinations.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -23,6 +24,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0008-token-generation": m0008,
   "0009-audit-log-layout": m0009,
   "0010-config-generation": m0010,
+  "0011-webhook-destinations": m0011,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };

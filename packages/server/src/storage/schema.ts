@@ -15,6 +15,7 @@ export interface Database {
   reactors: ReactorsTable;
   reactor_invocations: ReactorInvocationsTable;
   webhook_delivery_attempts: WebhookDeliveryAttemptsTable;
+  webhook_destinations: WebhookDestinationsTable;
   audit_log: AuditLogTable;
   idempotency_keys: IdempotencyKeysTable;
 }
@@ -140,6 +141,9 @@ export interface ReactorInvocationsTable {
   reactor_id: string;
   requested_by: string;
   callback_url: string;
+  /** The callback URL's scheme, host and port (`https://hooks.example.com:443`); null only in rows an older
+   * version wrote while this one was being rolled out. */
+  destination: string | null;
   timeout_ms: number;
   /** pending, running, completed or failed. */
   status: string;
@@ -205,4 +209,15 @@ export interface IdempotencyKeysTable {
   key_version: number | null;
   created_at: string;
   expires_at: string;
+}
+
+/** One row per webhook destination (scheme, host and port): its turn and its pause (migration 0011). */
+export interface WebhookDestinationsTable {
+  destination: string;
+  /** When an attempt to it was last claimed: the destination waiting longest has the next turn. */
+  last_claimed_at: string;
+  /** Consecutive attempts it did not answer (or answered 429, 502, 503, 504). */
+  failures: number;
+  /** Until when no attempt to it starts; null when it is not paused. */
+  paused_until: string | null;
 }

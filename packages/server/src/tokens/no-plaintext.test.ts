@@ -10,6 +10,7 @@ import {
   realpathSync,
   rmSync,
 } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import pg from "pg";
@@ -22,6 +23,7 @@ import {
   type TestServer,
 } from "../../test/harness.js";
 import { findPostgresBin } from "../../test/postgres-cluster.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../../test/webhook-receiver.js";
 
 /*
  * Proof of no plaintext: tokens are written with known secrets through every token endpoint, then the raw
@@ -36,12 +38,16 @@ import { findPostgresBin } from "../../test/postgres-cluster.js";
  *   position of decimal text, (1/16)^8 ≈ 2·10^-10 of hex (UUIDs, key hashes), (1/64)^8 ≈ 4·10^-15 of base64
  *   (ciphertext, HMACs) and 256^-8 of binary. With ~150 windows over the few hundred kB of hex and decimal text
  *   here that is below 10^-4 per run. The log's timing fields (`time`, `responseTime`: up to 17 noise digits on
- *   every line) are the only decimal text long enough to matter, so digit windows skip those two numbers.
+ *   every line) are the only decimal text long enough to matter, so the log is searched without those two numbers.
  *   Shorter runs cannot be checked: any 4 digits are in a few MB of base64 by chance, with certainty.
  * - hex and base64 encodings of the value (in each of the three base64 alignments), should plaintext be stored
  *   encoded rather than encrypted: at 12 characters or more, at most 16^-12 per position.
  * - a short secret (a CVC) only in JSON-ish forms such as `"cvc":"987"`: "987" alone is everywhere.
  * Every needle is searched as UTF-8 (= latin1 here: all needles are ASCII) and as UTF-16LE.
+ *
+ * The log is also searched for what no planted needle names: any run of 13 or more digits (a card number's
+ * shortest length; single spaces or dashes between them allowed), once UUIDs and the timing fields are taken out,
+ * and anything shaped like an API key.
  */
 
 const MIN_DIGIT_RUN = 8;
@@ -51,25 +57,22 @@ interface Needle {
   /** What was found: the secret's name and the form. Test values only; a haystack is never printed. */
   readonly label: string;
   readonly text: string;
-  readonly digitRun: boolean;
 }
 
 interface Haystack {
   readonly bytes: Buffer;
   /** Describes where an offset lies (file and page, table, log line kind). */
   readonly where: (offset: number) => string;
-  /** The same bytes without noise that digit windows would match by chance (log timings), if any. */
-  readonly forDigitRuns?: Buffer;
 }
 
 class Secrets {
   readonly needles: Needle[] = [];
   private readonly seen = new Set<string>();
 
-  private add(name: string, form: string, text: string, digitRun = false): void {
+  private add(name: string, form: string, text: string): void {
     if (text.length === 0 || this.seen.has(text)) return;
     this.seen.add(text);
-    this.needles.push({ label: `${name}: ${form} ${JSON.stringify(text)}`, text, digitRun });
+    this.needles.push({ label: `${name}: ${form} ${JSON.stringify(text)}`, text });
   }
 
   value(name: string, value: string): void {
@@ -84,7 +87,7 @@ class Secrets {
     }
     for (const run of bare.match(/[0-9]+/g) ?? []) {
       for (let i = 0; i + MIN_DIGIT_RUN <= run.length; i++) {
-        this.add(name, "digit run", run.slice(i, i + MIN_DIGIT_RUN), true);
+        this.add(name, "digit run", run.slice(i, i + MIN_DIGIT_RUN));
       }
     }
     for (const text of new Set([value, bare])) {
@@ -137,8 +140,8 @@ function base64Cores(bytes: Buffer): string[] {
 
 function scan(name: string, haystack: Haystack, needles: readonly Needle[]): string[] {
   const found: string[] = [];
+  const { bytes } = haystack;
   for (const needle of needles) {
-    const bytes = needle.digitRun ? (haystack.forDigitRuns ?? haystack.bytes) : haystack.bytes;
     for (const encoding of ["utf8", "utf16le"] as const) {
       const pattern = Buffer.from(needle.text, encoding);
       // Every distinct place (table, file, …), the first few occurrences only.
@@ -257,14 +260,39 @@ function logHaystacks(lines: readonly string[]): { name: string; haystack: Hayst
     } catch {
       // reported as unparsable
     }
+    // The timings are numbers the server measured, never data, and their float noise holds long digit runs:
+    // `"responseTime":12.4099999992` once matched a 10-digit account number given as is.
+    const timed = Buffer.from(text.replace(/"(time|responseTime)":[-+.0-9eE]+/g, '"$1":0'), "utf8");
     return {
       name: `log line ${index + 1} (${kind})`,
-      haystack: {
-        bytes: Buffer.from(text, "utf8"),
-        forDigitRuns: Buffer.from(text.replace(/"(time|responseTime)":[-+.0-9eE]+/g, '"$1":0'), "utf8"),
-        where: (offset) => `at character ${offset}`,
-      },
+      haystack: { bytes: timed, where: (offset) => `at character ${offset}` },
     };
+  });
+}
+
+/** What looks like a card number or an API key in a log line, whether planted or not (see the top). */
+function unplanted(line: string): string[] {
+  const text = line
+    .replace(/"(time|responseTime)":[-+.0-9eE]+/g, '"$1":0')
+    .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, "<uuid>");
+  const digits = (text.match(/[0-9](?:[ -]?[0-9]){12,}/g) ?? []).map((run) => `a run of digits: ${run}`);
+  const keys = (text.match(/key_(?:prv|pub|mgt)_[A-Za-z0-9_-]{8,}/g) ?? []).map((key) => `a key: ${key}`);
+  return [...digits, ...keys];
+}
+
+/** Sends bytes as they are over a socket of its own and answers the status line (or what came). */
+function rawRequest(port: number, request: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1");
+    let answer = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => (answer += chunk));
+    socket.on("error", (error: NodeJS.ErrnoException) =>
+      error.code === "ECONNRESET" || error.code === "EPIPE" ? resolve(answer) : reject(error),
+    );
+    socket.on("close", () => resolve(answer));
+    // Not ended: a half-closed socket may be closed before the answer is written. `Connection: close` ends it.
+    socket.write(request, "latin1");
   });
 }
 
@@ -290,17 +318,28 @@ describe.skipIf(STORE_UNAVAILABLE)("no plaintext at rest or in the log", () => {
 
   let revealer: string;
   let collector: string;
+  /** A trace id sent with every request of the error tests: finding it proves the log holds those requests. */
+  const traceId = `no-plaintext-${randomBytes(8).toString("hex")}`;
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
     sqliteDir = STORE === "sqlite" ? mkdtempSync(path.join(tmpdir(), "tessera-no-plaintext-")) : undefined;
+    receiver = await startWebhookReceiver();
     server = await startTestServer(
-      sqliteDir === undefined ? {} : { TESSERA_DATABASE_URL: `sqlite:${path.join(sqliteDir, "tessera.db")}` },
+      {
+        ...(sqliteDir !== undefined && {
+          TESSERA_DATABASE_URL: `sqlite:${path.join(sqliteDir, "tessera.db")}`,
+        }),
+        TESSERA_WEBHOOK_ALLOW_PRIVATE: "true",
+        TESSERA_JOB_POLL_MS: "50",
+      },
       { logLevel: "trace", logSink: (line) => logLines.push(line) },
     );
     secrets.apiKey("bootstrap key", server.bootstrapKey);
   });
   afterAll(async () => {
     if (server !== undefined) await closeServer();
+    await receiver?.close();
     if (sqliteDir !== undefined) rmSync(sqliteDir, { recursive: true, force: true });
   });
 
@@ -612,6 +651,179 @@ describe.skipIf(STORE_UNAVAILABLE)("no plaintext at rest or in the log", () => {
     );
   });
 
+  it("keeps reactor errors, svc errors, validation failures and bad requests out of the log", async () => {
+    const traced = { "SVC-TRACE-ID": traceId };
+    // -- reactor errors: a reactor that throws, in every way reactor code can, the card it was given --
+    secrets.value("card given to a reactor", "5200828282828210");
+    secrets.value("invalid card a reactor creates", "5200828282828211");
+    const given = await create({ type: "card_number", data: "5200828282828210" });
+    const reactorApp = await application({
+      name: "reactor's own",
+      type: "private",
+      rules: [
+        {
+          priority: 1,
+          container: "/",
+          transform: "reveal",
+          permissions: ["token:create", "token:read", "token:search"],
+        },
+      ],
+    });
+    const user = await application({
+      name: "reactor user",
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:use"] }],
+    });
+    const reactor = await server.request("POST", "/reactors", {
+      body: {
+        name: "thrower",
+        application: { id: reactorApp.id },
+        configuration: {},
+        code: `
+          const sdk = require("@basis-theory/basis-theory-reactor-formulas-sdk-js");
+          module.exports = async ({ args, svc }) => {
+            const card = args.card;
+            console.log("charging", card);
+            console.error({ card });
+            switch (args.mode) {
+              case "error": throw new Error("declined " + card);
+              case "string": throw "declined " + card;
+              case "object": throw { card, message: "declined " + card };
+              case "named": {
+                const error = new Error(card);
+                error.name = card;
+                error.status = 500;
+                error.errors = { card };
+                throw error;
+              }
+              case "wrapped": throw new sdk.ReactorRuntimeError(new Error("declined " + card));
+              case "custom":
+                throw new sdk.CustomHttpResponseError({ status: 500, headers: { "X-Card": card }, body: { card } });
+              case "svc-get": await svc.tokens.get(card); break;
+              case "svc-create": await svc.tokens.create({ type: "card_number", data: card.slice(0, -1) + "1" }); break;
+              case "svc-search": await svc.tokens.search({ query: card }); break;
+              default: throw new sdk[args.mode]({ card: ["declined " + card], number: card });
+            }
+            return { raw: "not reached" };
+          };`,
+      },
+    });
+    expect(reactor.status, reactor.text).toBe(201);
+    const react = (mode: string) =>
+      server.request("POST", `/reactors/${reactor.body.id}/react`, {
+        key: user.key,
+        headers: traced,
+        body: { args: { mode, card: `{{ ${given.id} }}` } },
+      });
+    const expected: [string, number][] = [
+      ["error", 500],
+      ["string", 500],
+      ["object", 500],
+      ["named", 500],
+      ["wrapped", 500],
+      ["custom", 500],
+      ["svc-get", 500],
+      ["svc-create", 500],
+      ["svc-search", 500],
+      ["AuthenticationError", 401],
+      ["AuthorizationError", 403],
+      ["BadRequestError", 400],
+      ["InvalidPaymentMethodError", 402],
+      ["InvalidReactorConfigurationError", 400],
+      ["RateLimitError", 429],
+      ["ReactorRuntimeError", 500],
+      ["ServiceUnavailableError", 503],
+    ];
+    for (const [mode, status] of expected) {
+      const answer = await react(mode);
+      expect(answer.status, `${mode}: ${answer.text}`).toBe(status);
+    }
+    // The caller gets what the reactor chose to answer: the card, which proves it reached the error.
+    expect((await react("error")).text).toContain("5200828282828210");
+
+    // -- the same error, thrown by an asynchronous invocation: run, sealed and delivered in the background --
+    const before = receiver.received.length;
+    const queued = await server.request("POST", `/reactors/${reactor.body.id}/react`, {
+      key: user.key,
+      headers: traced,
+      body: { args: { mode: "error", card: `{{ ${given.id} }}` }, callback_url: `${receiver.url}/hook` },
+    });
+    expect(queued.status, queued.text).toBe(202);
+    const [hook] = (await receiver.waitFor(before + 1)).slice(before);
+    expect(hook!.body.data.error.errors.error).toEqual(["declined 5200828282828210"]);
+
+    // -- validation failures: a card number as the value of fields that refuse it --
+    secrets.value("card in invalid fields", "5425233430109903");
+    const invalid: [string, string, unknown][] = [
+      ["POST", "/tokens", { type: "card_number", data: 5425233430109903 }],
+      ["POST", "/tokens", { type: "5425233430109903", data: "x" }],
+      ["POST", "/tokens", { data: "x", metadata: { card: 5425233430109903 } }],
+      ["POST", "/tokens", { data: "x", expires_at: "5425233430109903" }],
+      ["POST", "/tokens", { data: "x", containers: ["5425233430109903"] }],
+      ["POST", "/tokens/search", { query: "5425233430109903" }],
+      ["POST", "/tokens/search", { query: "type:5425233430109903" }],
+      ["POST", "/tokens/search", { query: "data:5425233430109903*" }],
+      ["POST", "/tokens/search", { query: "type:token", size: 5425233430109903 }],
+      ["POST", "/applications", { name: "n", type: "5425233430109903" }],
+    ];
+    for (const [method, url, body] of invalid) {
+      const answer = await server.request(method, url, {
+        key: url === "/applications" ? server.bootstrapKey : revealer,
+        headers: traced,
+        body,
+      });
+      expectProblem(answer, 400);
+      // A problem names the field and the rule, never the value it refused.
+      expect(answer.text, `${method} ${url} ${JSON.stringify(body)}`).not.toContain("5425233430109903");
+    }
+
+    // -- bad requests: secrets in query strings, paths and headers --
+    secrets.value("card in URLs and headers", "4263982640269299");
+    const card = "4263982640269299";
+    const bad: [string, string, Record<string, string>, string | null, number][] = [
+      ["GET", `/tokens?svc-api-key=${revealer}&api_key=${revealer}`, {}, null, 401],
+      ["GET", `/tokens?key=${revealer}&metadata.card=${card}`, {}, revealer, 200],
+      ["GET", `/tokens?type=${card}`, {}, revealer, 400],
+      ["GET", `/tokens/${card}`, {}, revealer, 404],
+      ["DELETE", `/tokens/${card}?cvc=987`, {}, revealer, 404],
+      ["GET", `/nowhere/${card}?key=${revealer}`, {}, null, 404],
+      ["GET", `/tokens/%zz${card}`, {}, revealer, 400],
+      ["GET", `/tokens/${card.repeat(40)}`, {}, revealer, 414],
+      ["GET", "/tokens", { authorization: `Bearer ${revealer}` }, null, 401],
+      ["GET", "/tokens", { "x-card-number": card, "svc-trace-id": card, "bt-trace-id": card }, revealer, 200],
+      ["GET", "/tokens", { "svc-trace-id": revealer }, revealer, 200],
+      ["POST", "/tokens", { "content-type": `application/card; number=${card}` }, revealer, 415],
+    ];
+    for (const [method, url, headers, key, status] of bad) {
+      const answer = await server.request(method, url, {
+        key,
+        headers: { ...traced, ...headers },
+        ...(method === "POST" && { rawBody: `{"data":"${card}"}`, contentType: headers["content-type"] }),
+      });
+      expect(answer.status, `${method} ${url}: ${answer.text}`).toBe(status);
+      // A refused media type is named by its type/subtype, without the parameters the client sent.
+      if (status === 415)
+        expect(answer.body.detail).toMatch(/^Content-Type application\/card is not supported/);
+    }
+    // What fetch cannot send: a Host header, and headers Node's parser refuses (a control character, 64 KiB).
+    // The server answers those two and closes at once, so the answer may be lost to a reset of the socket.
+    const port = Number(new URL(server.url).port);
+    const hosted = await rawRequest(
+      port,
+      `GET /tokens?key=${revealer} HTTP/1.1\r\nHost: ${card}.example\r\nSVC-API-KEY: ${revealer}\r\n` +
+        `SVC-TRACE-ID: ${traceId}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(hosted).toMatch(/^HTTP\/1\.1 200 /);
+    for (const request of [
+      `GET /tokens?key=${revealer} HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${revealer}\r\n` +
+        `X-Card: ${card}\u0001\r\nConnection: close\r\n\r\n`,
+      `GET /tokens HTTP/1.1\r\nHost: x\r\nSVC-API-KEY: ${revealer}\r\nX-Big: ${card.repeat(5_000)}\r\n` +
+        "Connection: close\r\n\r\n",
+    ]) {
+      expect(await rawRequest(port, request)).toMatch(/^(?:HTTP\/1\.1 (?:400|431) |$)/);
+    }
+  }, 120_000);
+
   it("has a scanner that finds every form of a needle, and the non-secret data where it is stored", async () => {
     const probe = new Secrets();
     probe.value("probe", "123-45-6789");
@@ -627,12 +839,30 @@ describe.skipIf(STORE_UNAVAILABLE)("no plaintext at rest or in the log", () => {
     expect(hits('{"cvc":"987"}')).toBeGreaterThan(0);
     expect(hits("2345678 987 cvc")).toBe(0);
 
-    // The log was captured at trace level and names the tokens it served.
+    // The log was captured at trace level, holds the error tests' requests (by their trace id) and the reactor
+    // errors among them: at error level, by class, code, status and digest.
     expect(logLines.length).toBeGreaterThan(50);
     const log = Buffer.from(logLines.join("\n"), "utf8");
-    expect(contains(log, batch)).toBe(true);
-    for (const id of tokenIds.slice(0, 3)) expect(contains(log, id)).toBe(true);
+    expect(contains(log, traceId)).toBe(true);
+    const failures = logLines
+      .map((line) => JSON.parse(line) as { msg?: string; level?: number; err?: Record<string, unknown> })
+      .filter((line) => line.msg === "request failed");
+    expect(failures.filter((line) => line.err?.code === "reactor-error").length).toBeGreaterThanOrEqual(10);
+    for (const { level, err } of failures) {
+      expect(level).toBe(50);
+      expect(err).toMatchObject({ type: expect.any(String), digest: expect.stringMatching(/^[\w-]{16}$/) });
+    }
+    // Equal messages have equal digests; the reactor's different errors do not share one.
+    const digests = failures.map((line) => line.err?.digest);
+    expect(new Set(digests).size).toBeLessThan(digests.length);
+    expect(new Set(digests).size).toBeGreaterThan(5);
     expect(secrets.needles.length).toBeGreaterThan(100);
+
+    // The scan for what was not planted finds card numbers as they are written and key shapes.
+    expect(unplanted(`{"msg":"x 4012 8888 8888 1881"}`)).toHaveLength(1);
+    expect(unplanted(`{"msg":"x 4012-8888-8888-1881"}`)).toHaveLength(1);
+    expect(unplanted(`{"msg":"key_mgt_${randomBytes(32).toString("base64url")}"}`)).toHaveLength(1);
+    expect(unplanted(`{"time":1767225600000123,"reqId":"00000000-1234-4000-8000-123456789012"}`)).toEqual([]);
   });
 
   it.runIf(STORE === "sqlite")("leaves no secret in the SQLite file, its WAL or shm while running", () => {
@@ -701,5 +931,6 @@ describe.skipIf(STORE_UNAVAILABLE)("no plaintext at rest or in the log", () => {
       scan(name, haystack, secrets.needles),
     );
     expect(found).toEqual([]);
+    expect(logLines.flatMap((line) => unplanted(line))).toEqual([]);
   });
 });

@@ -50,3 +50,13 @@ export async function callbackUrlProblem(
     ? undefined
     : "must not point to a private, loopback or link-local address";
 }
+
+/**
+ * Where a webhook goes, as fair delivery counts it (docs/reactors.md#fairness): the URL's scheme, host and port,
+ * the default port spelt out, so that `https://a.example/x` and `https://a.example:443/y` are one destination.
+ */
+export function destinationOf(callbackUrl: string): string {
+  const url = new URL(callbackUrl);
+  const port = url.port !== "" ? url.port : url.protocol === "https:" ? "443" : "80";
+  return `${url.protocol}//${url.hostname}:${port}`;
+}

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import { startWorkLoop, type WorkLoop } from "../../jobs/work-loop.js";
 import type { TenantKeys } from "../../tenants/keys.js";
 import { nextAttemptDelay, type RetryPolicy } from "../../webhooks/backoff.js";
-import { postWebhook } from "../../webhooks/post.js";
+import { postWebhook, type PostResult } from "../../webhooks/post.js";
 import { signWebhook } from "../../webhooks/signing.js";
 import { webhookBody } from "./present.js";
 import { openOutcome } from "./service.js";
@@ -20,6 +20,8 @@ export interface DelivererDeps {
   readonly clock: Clock;
   readonly owner: string;
   readonly concurrency: number;
+  /** Attempts in flight to one destination (scheme, host, port), over every instance on the store. */
+  readonly perDestination: number;
   readonly pollMs: number;
   readonly requestTimeoutMs: number;
   readonly allowPrivate: boolean;
@@ -27,13 +29,22 @@ export interface DelivererDeps {
   readonly log: Pick<Logger, "error" | "warn">;
 }
 
+/** Answers that say the receiver is down or overloaded, rather than refusing this one message. */
+const DOWN_STATUSES = new Set([429, 502, 503, 504]);
+/** Standard Webhooks: the receiver says the endpoint is gone for good; retrying would not change that. */
+const GONE = 410;
+
 /**
  * Sends the webhooks of finished invocations, one attempt per claim, and schedules the next attempt after a
- * failure until the retry window closes. An attempt that may have reached the receiver but was not recorded
- * (the instance died) is sent again: delivery is at least once, and `webhook-id` lets receivers drop repeats.
+ * failure until the retry window closes (410 Gone ends the retries at once). An attempt that may have reached the
+ * receiver but was not recorded (the instance died) is sent again: delivery is at least once, and `webhook-id`
+ * lets receivers drop repeats. Claims are fair (store.ts `claimDelivery`): at most `perDestination` attempts in
+ * flight to one destination, a destination that does not answer paused with a backoff of its own, and the tenant
+ * with the fewest deliveries in flight served first, so a slow or dead receiver delays only its own webhooks.
  */
 export function startWebhookDeliverer(deps: DelivererDeps): WorkLoop {
   const now = () => deps.clock.now();
+  const at = (offsetMs: number) => new Date(now().getTime() + offsetMs).toISOString();
 
   async function deliver(record: InvocationRecord): Promise<void> {
     const outcome = await openOutcome(deps.keys, record, record.outcome ?? "");
@@ -58,13 +69,19 @@ export function startWebhookDeliverer(deps: DelivererDeps): WorkLoop {
     let next: DeliveryResult["next"] = { status: "delivered" };
     if (!result.ok) {
       const elapsed = now().getTime() - new Date(record.finishedAt ?? record.createdAt).getTime();
-      const delay = nextAttemptDelay(record.deliveryAttempts, elapsed, deps.retry);
-      next =
-        delay === undefined
-          ? { status: "failed" }
-          : { status: "pending", after: new Date(now().getTime() + delay).toISOString() };
+      const delay =
+        "status" in result && result.status === GONE
+          ? undefined
+          : nextAttemptDelay(record.deliveryAttempts, elapsed, deps.retry);
+      next = delay === undefined ? { status: "failed" } : { status: "pending", after: at(delay) };
     }
-    if (!(await deps.store.recordDelivery(record, deps.owner, { attempt, next }))) {
+    const destination: DeliveryResult["destination"] = isDown(result)
+      ? {
+          up: false,
+          pausedUntil: (failures) => at(nextAttemptDelay(failures, 0, deps.retry) ?? deps.retry.capMs),
+        }
+      : { up: true };
+    if (!(await deps.store.recordDelivery(record, deps.owner, { attempt, next, destination }))) {
       deps.log.warn({ invocation: record.id }, "a webhook delivery's lease ran out before it was recorded");
     }
   }
@@ -76,6 +93,7 @@ export function startWebhookDeliverer(deps: DelivererDeps): WorkLoop {
     claim: () =>
       deps.store.claimDelivery({
         owner: deps.owner,
+        perDestination: deps.perDestination,
         now: now().toISOString(),
         leaseUntil: () =>
           new Date(now().getTime() + deps.requestTimeoutMs + DELIVERY_LEASE_MARGIN_MS).toISOString(),
@@ -83,4 +101,9 @@ export function startWebhookDeliverer(deps: DelivererDeps): WorkLoop {
     run: deliver,
     log: deps.log,
   });
+}
+
+/** No answer at all (a timeout, a refused or reset connection, an address refused), or one that says "later". */
+function isDown(result: PostResult): boolean {
+  return !("status" in result) || DOWN_STATUSES.has(result.status);
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ManualClock,
@@ -9,6 +8,7 @@ import {
   type TestDatabase,
 } from "../../../test/harness.js";
 import { createKeyring } from "../../crypto/keyring.js";
+import { createLogger } from "../../observability/logging.js";
 import { type Store } from "../../storage/database.js";
 import { migrateToLatest } from "../../storage/migrate.js";
 import { createTenantKeys } from "../../tenants/keys.js";
@@ -81,7 +81,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation runner", () => {
         },
       },
       finished: () => void finished++,
-      log: pino({ level: "silent" }),
+      log: createLogger("silent"),
     });
     try {
       const deadline = Date.now() + 10_000;

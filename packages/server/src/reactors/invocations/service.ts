@@ -28,9 +28,17 @@ export interface InvocationServiceDeps {
   readonly invocation: Pick<ReactorInvocation, "load" | "detokenize">;
   readonly clock: Clock;
   readonly callbackUrls: CallbackUrlPolicy;
+  /** Invocations one tenant may have unsettled (TESSERA_ASYNC_MAX_QUEUED_PER_TENANT). */
+  readonly maxQueuedPerTenant: number;
   /** Tells this instance's runner that work is waiting (others find it at their next poll). */
   readonly enqueued: () => void;
 }
+
+/**
+ * When a tenant at its bound may try again. Its queue drains as runs finish and webhooks settle, which takes
+ * seconds to hours; half a minute keeps retrying clients from hammering a bound that will not clear at once.
+ */
+export const QUEUE_FULL_RETRY_AFTER_S = 30;
 
 export function createInvocationService(deps: InvocationServiceDeps) {
   return {
@@ -38,13 +46,17 @@ export function createInvocationService(deps: InvocationServiceDeps) {
      * POST /reactors/{id}/react with a `callback_url` (DESIGN §8). Everything a synchronous call would refuse
      * up front is refused here too, before anything is stored: an unknown reactor, a bad callback URL, tokens
      * that are unknown or not the caller's to use. The arguments are detokenized now, under the caller's rules
-     * as they are now, and kept sealed until the run.
+     * as they are now, and kept sealed until the run. A tenant holds at most `maxQueuedPerTenant` unsettled
+     * invocations: beyond, 429 with Retry-After and nothing stored. The bound is checked before the arguments are
+     * detokenized (no token is read for a call that will be refused), and again, exactly, as the row is written.
      */
     async enqueue(principal: Principal, reactorId: string, request: AsyncReactRequest) {
       const { tenantId } = principal;
       await deps.invocation.load(tenantId, reactorId);
       const problem = await callbackUrlProblem(request.callbackUrl, deps.callbackUrls);
       if (problem !== undefined) throw AppError.validation({ callback_url: [problem] });
+      if ((await deps.store.unsettled(tenantId)) >= deps.maxQueuedPerTenant)
+        throw queueFull(deps.maxQueuedPerTenant);
       const args = await deps.invocation.detokenize(principal, request.args, {
         action: "reactor.react_async",
         reactorId,
@@ -53,17 +65,21 @@ export function createInvocationService(deps: InvocationServiceDeps) {
       const now = deps.clock.now();
       const id = uuidv7(now.getTime());
       const key = await deps.keys.current(tenantId, "data");
-      await deps.store.insert({
-        id,
-        tenantId,
-        reactorId,
-        requestedBy: principal.application.id,
-        callbackUrl: request.callbackUrl,
-        timeoutMs: request.timeoutMs,
-        args: sealJson(key, tenantId, id, "args", args),
-        keyVersion: key.version,
-        createdAt: now.toISOString(),
-      });
+      const inserted = await deps.store.insert(
+        {
+          id,
+          tenantId,
+          reactorId,
+          requestedBy: principal.application.id,
+          callbackUrl: request.callbackUrl,
+          timeoutMs: request.timeoutMs,
+          args: sealJson(key, tenantId, id, "args", args),
+          keyVersion: key.version,
+          createdAt: now.toISOString(),
+        },
+        deps.maxQueuedPerTenant,
+      );
+      if (!inserted) throw queueFull(deps.maxQueuedPerTenant);
       deps.enqueued();
       return { id, status: "pending" as const };
     },
@@ -91,6 +107,14 @@ export function createInvocationService(deps: InvocationServiceDeps) {
 }
 
 export type InvocationService = ReturnType<typeof createInvocationService>;
+
+function queueFull(max: number): AppError {
+  return AppError.rateLimited(
+    `The tenant has ${max} asynchronous invocations queued, running or awaiting their webhook; ` +
+      `retry after ${QUEUE_FULL_RETRY_AFTER_S} s.`,
+    QUEUE_FULL_RETRY_AFTER_S,
+  );
+}
 
 export async function openOutcome(
   keys: TenantKeys,

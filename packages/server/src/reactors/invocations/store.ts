@@ -1,6 +1,7 @@
-import type { Selectable } from "kysely";
-import type { Store } from "../../storage/database.js";
+import { sql, type Expression, type Selectable } from "kysely";
+import type { Executor, Store } from "../../storage/database.js";
 import type { ReactorInvocationsTable } from "../../storage/schema.js";
+import { destinationOf } from "../../webhooks/callback-url.js";
 import type { DeliveryAttempt, DeliveryStatus, InvocationRecord, InvocationStatus } from "./types.js";
 
 type Row = Selectable<ReactorInvocationsTable>;
@@ -12,6 +13,7 @@ function fromRow(row: Row): InvocationRecord {
     reactorId: row.reactor_id,
     requestedBy: row.requested_by,
     callbackUrl: row.callback_url,
+    destination: row.destination ?? destinationOf(row.callback_url),
     timeoutMs: Number(row.timeout_ms),
     status: row.status as InvocationStatus,
     runAttempts: Number(row.run_attempts),
@@ -49,6 +51,11 @@ export interface Claim {
   leaseUntil(record: InvocationRecord): string;
 }
 
+export interface DeliveryClaim extends Claim {
+  /** Attempts in flight to one destination at most, counted over every instance on the store. */
+  readonly perDestination: number;
+}
+
 export interface FinishedRun {
   readonly status: "completed" | "failed";
   readonly outcome: string;
@@ -60,6 +67,29 @@ export interface DeliveryResult {
   readonly attempt: DeliveryAttempt;
   /** delivered, failed (given up), or pending again with the time of the next attempt. */
   readonly next: { status: "delivered" } | { status: "failed" } | { status: "pending"; after: string };
+  /**
+   * How the destination fared: it answered (any pause ends), or it is down, paused until the time `pausedUntil`
+   * gives for its count of consecutive failures, this one included.
+   */
+  readonly destination: { readonly up: true } | { readonly up: false; pausedUntil(failures: number): string };
+}
+
+/** How many candidates one claim looks at before it gives up (each refused only by a race with another claim). */
+const MAX_CLAIM_TRIES = 8;
+
+/**
+ * `case <column> when <key> then <count> … else 0 end`, to order rows by a load counted in JS. Only made when
+ * some load was counted: a bare `0` in ORDER BY would be read by SQLite as a column position.
+ */
+function loadOf(column: string, counts: ReadonlyMap<string, number>): Expression<number> {
+  const whens = [...counts].map(([key, count]) => sql`when ${key} then ${count}`);
+  return sql<number>`case ${sql.ref(column)} ${sql.join(whens, sql` `)} else 0 end`;
+}
+
+function countBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const row of rows) counts.set(key(row), (counts.get(key(row)) ?? 0) + 1);
+  return counts;
 }
 
 /**
@@ -73,34 +103,197 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
   const { db } = store;
   const locking = store.dialect === "postgres";
 
-  return {
-    async insert(invocation: NewInvocation): Promise<void> {
+  /** Invocations of a tenant not yet settled: waiting to run or running, or their webhook not yet settled. */
+  async function unsettled(trx: Executor, tenantId: string): Promise<number> {
+    const count = async (column: "status" | "delivery_status", values: string[]) =>
+      Number(
+        (
+          await trx
+            .selectFrom("reactor_invocations")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .where("tenant_id", "=", tenantId)
+            .where(column, "in", values)
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    return (await count("status", ["pending", "running"])) + (await count("delivery_status", ["pending"]));
+  }
+
+  async function insertRow(trx: Executor, invocation: NewInvocation): Promise<void> {
+    await trx
+      .insertInto("reactor_invocations")
+      .values({
+        id: invocation.id,
+        tenant_id: invocation.tenantId,
+        reactor_id: invocation.reactorId,
+        requested_by: invocation.requestedBy,
+        callback_url: invocation.callbackUrl,
+        destination: destinationOf(invocation.callbackUrl),
+        timeout_ms: invocation.timeoutMs,
+        status: "pending",
+        run_attempts: 0,
+        run_after: invocation.createdAt,
+        run_owner: null,
+        args: invocation.args,
+        outcome: null,
+        key_version: invocation.keyVersion,
+        delivery_status: null,
+        delivery_attempts: 0,
+        deliver_after: null,
+        delivery_owner: null,
+        created_at: invocation.createdAt,
+        started_at: null,
+        finished_at: null,
+        delivered_at: null,
+      })
+      .execute();
+  }
+
+  /** Deliveries in flight (claimed, their lease not run out) by tenant and destination. */
+  async function deliveriesInFlight(trx: Executor, now: string) {
+    const rows = await trx
+      .selectFrom("reactor_invocations")
+      .select(["tenant_id", "destination", "callback_url"])
+      .where("delivery_owner", "is not", null)
+      .where("delivery_status", "=", "pending")
+      .where("deliver_after", ">", now)
+      .execute();
+    return {
+      tenants: countBy(rows, (row) => row.tenant_id),
+      destinations: countBy(rows, (row) => row.destination ?? destinationOf(row.callback_url)),
+    };
+  }
+
+  /** The next due delivery whose destination is not paused or excluded: least loaded tenant, then turn, then age. */
+  async function nextDue(
+    trx: Executor,
+    now: string,
+    excluded: ReadonlySet<string>,
+    tenantLoad: ReadonlyMap<string, number>,
+  ): Promise<(Row & { lane: string | null }) | undefined> {
+    return trx
+      .selectFrom("reactor_invocations as r")
+      .leftJoin("webhook_destinations as d", "d.destination", "r.destination")
+      .selectAll("r")
+      .select("d.destination as lane")
+      .where("r.delivery_status", "=", "pending")
+      .where("r.deliver_after", "<=", now)
+      .where((eb) => eb.or([eb("d.paused_until", "is", null), eb("d.paused_until", "<=", now)]))
+      .$if(excluded.size > 0, (query) =>
+        query.where((eb) =>
+          eb.or([eb("r.destination", "is", null), eb("r.destination", "not in", [...excluded])]),
+        ),
+      )
+      .$if(tenantLoad.size > 0, (query) => query.orderBy(loadOf("r.tenant_id", tenantLoad)))
+      .orderBy(sql`coalesce(${sql.ref("d.last_claimed_at")}, '')`)
+      .orderBy("r.deliver_after")
+      .orderBy("r.created_at")
+      .orderBy("r.id")
+      .limit(1)
+      .$if(locking, (query) => query.forUpdate("r").skipLocked())
+      .executeTakeFirst();
+  }
+
+  /**
+   * Holds the destination's row for this claim, or answers undefined when another claim holds it: it is that
+   * claim's turn (PostgreSQL, `SKIP LOCKED`; SQLite runs one claim at a time). A claim never waits for a lock, so
+   * claims that each hold one destination and want another's cannot deadlock.
+   */
+  async function holdDestination(
+    trx: Executor,
+    destination: string,
+  ): Promise<{ pausedUntil: string | null } | undefined> {
+    const row = await trx
+      .selectFrom("webhook_destinations")
+      .select("paused_until")
+      .where("destination", "=", destination)
+      .$if(locking, (query) => query.forUpdate().skipLocked())
+      .executeTakeFirst();
+    return row && { pausedUntil: row.paused_until };
+  }
+
+  /**
+   * Rows for destinations that have none yet (a first delivery, or one the sweep forgot), each in a statement of
+   * its own outside any claim: an insert may wait for another's insert of the same name, which a claim must not.
+   */
+  async function addDestinations(names: Iterable<string>): Promise<void> {
+    for (const destination of [...names].sort()) {
       await db
-        .insertInto("reactor_invocations")
-        .values({
-          id: invocation.id,
-          tenant_id: invocation.tenantId,
-          reactor_id: invocation.reactorId,
-          requested_by: invocation.requestedBy,
-          callback_url: invocation.callbackUrl,
-          timeout_ms: invocation.timeoutMs,
-          status: "pending",
-          run_attempts: 0,
-          run_after: invocation.createdAt,
-          run_owner: null,
-          args: invocation.args,
-          outcome: null,
-          key_version: invocation.keyVersion,
-          delivery_status: null,
-          delivery_attempts: 0,
-          deliver_after: null,
-          delivery_owner: null,
-          created_at: invocation.createdAt,
-          started_at: null,
-          finished_at: null,
-          delivered_at: null,
-        })
+        .insertInto("webhook_destinations")
+        .values({ destination, last_claimed_at: "", failures: 0, paused_until: null })
+        .onConflict((conflict) => conflict.column("destination").doNothing())
         .execute();
+    }
+  }
+
+  /** Attempts in flight to one destination, read after its row is held (a new statement: commits before are seen). */
+  async function inFlightTo(trx: Executor, destination: string, now: string): Promise<number> {
+    const row = await trx
+      .selectFrom("reactor_invocations")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("delivery_owner", "is not", null)
+      .where("destination", "=", destination)
+      .where("delivery_status", "=", "pending")
+      .where("deliver_after", ">", now)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** A destination that answered is no longer paused; one that did not is paused for longer each time. */
+  async function recordDestination(
+    trx: Executor,
+    destination: string,
+    now: string,
+    fared: DeliveryResult["destination"],
+  ): Promise<void> {
+    if (fared.up) {
+      await trx
+        .updateTable("webhook_destinations")
+        .set({ failures: 0, paused_until: null })
+        .where("destination", "=", destination)
+        .execute();
+      return;
+    }
+    const row = await trx
+      .insertInto("webhook_destinations")
+      .values({ destination, last_claimed_at: now, failures: 1, paused_until: null })
+      .onConflict((conflict) =>
+        conflict.column("destination").doUpdateSet((eb) => ({
+          failures: eb(eb.ref("webhook_destinations.failures"), "+", 1),
+        })),
+      )
+      .returning("failures")
+      .executeTakeFirstOrThrow();
+    await trx
+      .updateTable("webhook_destinations")
+      .set({ paused_until: fared.pausedUntil(Number(row.failures)) })
+      .where("destination", "=", destination)
+      .execute();
+  }
+
+  return {
+    /** Invocations of the tenant waiting to run or running, or whose webhook is not yet settled. */
+    unsettled: (tenantId: string): Promise<number> => unsettled(db, tenantId),
+
+    /**
+     * Inserts the invocation unless its tenant already has `maxUnsettled` unsettled ones (waiting to run or running,
+     * or their webhook not settled); false when it has. On PostgreSQL the count and the insert hold an advisory
+     * lock of the tenant's, so concurrent requests cannot all pass at `maxUnsettled - 1`; SQLite runs one
+     * transaction at a time.
+     */
+    async insert(invocation: NewInvocation, maxUnsettled = Number.POSITIVE_INFINITY): Promise<boolean> {
+      return store.transaction(
+        async (trx) => {
+          if (
+            maxUnsettled !== Number.POSITIVE_INFINITY &&
+            (await unsettled(trx, invocation.tenantId)) >= maxUnsettled
+          )
+            return false;
+          await insertRow(trx, invocation);
+          return true;
+        },
+        { lock: `tessera:invocations:${invocation.tenantId}` },
+      );
     },
 
     /**
@@ -147,11 +340,21 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
      */
     async claimRun(claim: Claim): Promise<InvocationRecord | undefined> {
       return store.transaction(async (trx) => {
+        // Tenants take turns by load: the tenant with the fewest runs under way goes first, so one that queued
+        // many long runs delays another's by one run at most, and has every slot when nobody else waits.
+        const running = await trx
+          .selectFrom("reactor_invocations")
+          .select("tenant_id")
+          .where("status", "=", "running")
+          .where("run_after", ">", claim.now)
+          .execute();
+        const load = countBy(running, (r) => r.tenant_id);
         const row = await trx
           .selectFrom("reactor_invocations")
           .selectAll()
           .where("status", "in", ["pending", "running"])
           .where("run_after", "<=", claim.now)
+          .$if(load.size > 0, (query) => query.orderBy(loadOf("tenant_id", load)))
           .orderBy("run_after")
           .limit(1)
           .$if(locking, (query) => query.forUpdate().skipLocked())
@@ -219,33 +422,73 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
         .execute();
     },
 
-    /** The next webhook due, now this claim's until its lease ends. */
-    async claimDelivery(claim: Claim): Promise<InvocationRecord | undefined> {
-      return store.transaction(async (trx) => {
-        const row = await trx
-          .selectFrom("reactor_invocations")
-          .selectAll()
-          .where("delivery_status", "=", "pending")
-          .where("deliver_after", "<=", claim.now)
-          .orderBy("deliver_after")
-          .limit(1)
-          .$if(locking, (query) => query.forUpdate().skipLocked())
-          .executeTakeFirst();
-        if (row === undefined) return undefined;
-        const record = fromRow(row);
-        const leaseUntil = claim.leaseUntil(record);
-        await trx
-          .updateTable("reactor_invocations")
-          .set({
-            delivery_owner: claim.owner,
-            delivery_attempts: record.deliveryAttempts + 1,
-            deliver_after: leaseUntil,
-          })
-          .where("id", "=", record.id)
-          .where("delivery_attempts", "=", record.deliveryAttempts)
-          .execute();
-        return { ...record, deliveryAttempts: record.deliveryAttempts + 1, deliverAfter: leaseUntil };
-      });
+    /**
+     * The next webhook due, now this claim's until its lease ends. Fair between destinations and tenants
+     * (docs/reactors.md#fairness): a paused destination, or one with `perDestination` attempts in flight, is
+     * skipped; among the rest the tenant with the fewest deliveries in flight goes first, then the destination
+     * whose turn is oldest, then the delivery due longest.
+     */
+    async claimDelivery(claim: DeliveryClaim): Promise<InvocationRecord | undefined> {
+      const attempt = () =>
+        store.transaction(async (trx) => {
+          const load = await deliveriesInFlight(trx, claim.now);
+          const excluded = new Set(
+            [...load.destinations].filter(([, n]) => n >= claim.perDestination).map(([name]) => name),
+          );
+          const missing = new Set<string>();
+          for (let tries = 0; tries < MAX_CLAIM_TRIES; tries++) {
+            const row = await nextDue(trx, claim.now, excluded, load.tenants);
+            if (row === undefined) break;
+            const record = fromRow(row);
+            if (row.lane === null) {
+              missing.add(record.destination);
+              // Written by a version before 0011 during a rolling upgrade: its destination is set here, so that
+              // the next pass finds the row the destination gets below.
+              if (row.destination === null) {
+                await trx
+                  .updateTable("reactor_invocations")
+                  .set({ destination: record.destination })
+                  .where("id", "=", record.id)
+                  .execute();
+              }
+            }
+            const held = row.lane === null ? undefined : await holdDestination(trx, record.destination);
+            // The counts above were read before this destination's row was held: another instance may have
+            // claimed or paused it since. Read again under its row.
+            if (
+              held === undefined ||
+              (held.pausedUntil !== null && held.pausedUntil > claim.now) ||
+              (await inFlightTo(trx, record.destination, claim.now)) >= claim.perDestination
+            ) {
+              excluded.add(record.destination);
+              continue;
+            }
+            const leaseUntil = claim.leaseUntil(record);
+            await trx
+              .updateTable("reactor_invocations")
+              .set({
+                delivery_owner: claim.owner,
+                delivery_attempts: record.deliveryAttempts + 1,
+                deliver_after: leaseUntil,
+              })
+              .where("id", "=", record.id)
+              .where("delivery_attempts", "=", record.deliveryAttempts)
+              .execute();
+            await trx
+              .updateTable("webhook_destinations")
+              .set({ last_claimed_at: claim.now })
+              .where("destination", "=", record.destination)
+              .execute();
+            return {
+              claimed: { ...record, deliveryAttempts: record.deliveryAttempts + 1, deliverAfter: leaseUntil },
+            };
+          }
+          return { claimed: undefined, missing };
+        });
+      const first = await attempt();
+      if (first.claimed !== undefined || first.missing.size === 0) return first.claimed;
+      await addDestinations(first.missing);
+      return (await attempt()).claimed;
     },
 
     /** Records one delivery attempt and what comes next, in one transaction; fenced like finishRun. */
@@ -277,8 +520,37 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
             error: attempt.error,
           })
           .execute();
+        await recordDestination(trx, claimed.destination, attempt.attemptedAt, result.destination);
         return true;
       });
+    },
+
+    /**
+     * Gives up the deliveries still pending whose retry window closed before `before` and that are not in
+     * flight: their destination stayed paused (or busy) past the window, so they never had their last attempt.
+     */
+    async failUndeliveredBefore(before: string, now: string): Promise<number> {
+      const result = await db
+        .updateTable("reactor_invocations")
+        .set({ delivery_status: "failed", delivery_owner: null, deliver_after: null })
+        .where("delivery_status", "=", "pending")
+        .where("finished_at", "<", before)
+        .where((eb) => eb.or([eb("delivery_owner", "is", null), eb("deliver_after", "<=", now)]))
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
+
+    /**
+     * Forgets destinations that had no turn since `before` and are not paused: a destination used again gets a
+     * new row at its next claim.
+     */
+    async deleteIdleDestinationsBefore(before: string, now: string): Promise<number> {
+      const result = await db
+        .deleteFrom("webhook_destinations")
+        .where("last_claimed_at", "<", before)
+        .where((eb) => eb.or([eb("paused_until", "is", null), eb("paused_until", "<=", now)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
     },
 
     /** Finished invocations whose webhook is settled, older than `before`: retention has run out for them. */

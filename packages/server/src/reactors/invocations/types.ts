@@ -20,6 +20,8 @@ export interface InvocationRecord {
   readonly reactorId: string;
   readonly requestedBy: string;
   readonly callbackUrl: string;
+  /** The callback URL's scheme, host and port: where fairness counts its webhook (docs/reactors.md#fairness). */
+  readonly destination: string;
   readonly timeoutMs: number;
   readonly status: InvocationStatus;
   readonly runAttempts: number;
