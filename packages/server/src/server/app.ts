@@ -25,7 +25,7 @@ import { tokenRoutes } from "../tokens/routes.js";
 import type { TokenService } from "../tokens/service.js";
 import { webhookRoutes } from "../webhooks/routes.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
-import { API_KEY_HEADER, registerAuth } from "./auth.js";
+import { registerAuth } from "./auth.js";
 import { answerClientError } from "./client-error.js";
 import { registerErrorHandling, sendError } from "./error-handler.js";
 import { AppError } from "./errors.js";

@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config.js";
 import { serve, type RunningServer } from "../main.js";
-import { REDACTED_LOG_PATHS } from "../server/app.js";
+import { createLogger } from "../observability/logging.js";
 import {
   STORE,
   TEST_MASTER_KEY,
@@ -76,10 +75,9 @@ describe.skipIf(STORE !== "postgres" || POSTGRES_BIN === undefined)(
         TESSERA_MAX_EVENT_LOOP_DELAY_MS: "0",
       });
       // The server's own logger settings, its lines kept for the assertions.
-      const log = pino(
-        { level: "info", redact: { paths: REDACTED_LOG_PATHS, censor: "[redacted]" } },
-        { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) },
-      );
+      const log = createLogger("info", {
+        write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>),
+      });
       server = await serve(config, { write: () => true }, { log });
       rmSync(dataDir, { recursive: true, force: true });
     });
