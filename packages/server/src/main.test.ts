@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, unl
 import { tmpdir } from "node:os";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { pino } from "pino";
+import { createLogger } from "./observability/logging.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { STORE, STORE_UNAVAILABLE, createTestDatabase, send, type TestDatabase } from "../test/harness.js";
 import { ConfigError, loadConfig } from "./config.js";
@@ -13,7 +13,7 @@ import { migrateThrough } from "./storage/migrate.js";
 import { MasterKeyMismatchError } from "./tenants/service.js";
 import { tenantStore } from "./tenants/store.js";
 
-const silent = pino({ level: "silent" });
+const silent = createLogger("silent");
 const quiet = { write: () => true };
 const modeOf = (file: string) => (statSync(file).mode & 0o777).toString(8);
 const digest = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
