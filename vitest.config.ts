@@ -1,7 +1,10 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
 // The whole suite runs once per store: the same tests, the same assertions, two real engines.
 export default defineConfig({
+  // The packages of this repository import each other from source (package.json "exports"), never a stale dist/.
+  ssr: { resolve: { conditions: ["tessera-source", ...defaultServerConditions] } },
   test: {
     include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
     pool: "forks",
