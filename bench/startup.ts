@@ -1,8 +1,9 @@
 // `npm run bench:startup`: how long `tessera serve` takes from the spawn of its process to the first 200 of
 // GET /healthz (listening) and of GET /readyz (store open and migrated), on the embedded store. Each start is a
 // first start (an empty data directory: migrations, a development master key, the bootstrap tenant) followed by a
-// restart on the same directory, the common case. The server runs on the Node.js that runs this script, from
-// whatever packages/cli/bin/tessera.js loads: the compiled files since issue 16.
+// restart on the same directory, the common case. The server runs on the Node.js that runs this script: the
+// compiled files (dist/) as `npm start` runs them, or with --source the TypeScript sources through tsx, as
+// `npm run dev` does and as every start did before issue 16.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
@@ -17,10 +18,12 @@ const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Tight enough to resolve a few milliseconds, loose enough not to slow the start it measures. */
 const POLL_MS = 5;
 const START_TIMEOUT_MS = 60_000;
+const SOURCE_FLAGS = ["--conditions=tessera-source", "--import", "tsx"];
 
 const USAGE = `Usage: npm run bench:startup -- [options]
 
   --runs <n>   starts per kind (default 10)
+  --source     run the TypeScript sources through tsx instead of the compiled dist/
   -h, --help   show this help`;
 
 interface StartFigures {
@@ -29,7 +32,11 @@ interface StartFigures {
 }
 
 const { values } = parseArgs({
-  options: { runs: { type: "string", default: "10" }, help: { type: "boolean", short: "h", default: false } },
+  options: {
+    runs: { type: "string", default: "10" },
+    source: { type: "boolean", default: false },
+    help: { type: "boolean", short: "h", default: false },
+  },
 });
 if (values.help) {
   process.stdout.write(`${USAGE}\n`);
@@ -66,7 +73,7 @@ async function timeStart(dataDir: string, managementKey: string): Promise<StartF
   const started = performance.now();
   const server = spawnServer({
     name: "tessera serve",
-    args: ["packages/cli/bin/tessera.js", "serve"],
+    args: [...(values.source ? SOURCE_FLAGS : []), "packages/cli/bin/tessera.js", "serve"],
     cwd: REPO_ROOT,
     env: {
       ...inherited,
@@ -117,7 +124,8 @@ const row = (kind: string, figures: readonly StartFigures[], pick: (f: StartFigu
   return [kind, ms(median(all)), ms(Math.min(...all)), ms(Math.max(...all))];
 };
 process.stdout.write(
-  `Node.js ${process.version}, ${runs} starts per kind, load average ${loadBefore[0]?.toFixed(2)} before, ` +
+  `Node.js ${process.version}, ${values.source ? "sources through tsx" : "compiled dist/"}, ${runs} starts ` +
+    `per kind, load average ${loadBefore[0]?.toFixed(2)} before, ` +
     `${loadAfter[0]?.toFixed(2)} after (${os.cpus().length} cores)\n\n`,
 );
 process.stdout.write(
