@@ -6,7 +6,7 @@ export default defineConfig({
   // The packages of this repository import each other from source (package.json "exports"), never a stale dist/.
   ssr: { resolve: { conditions: ["tessera-source", ...defaultServerConditions] } },
   test: {
-    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 120_000,
