@@ -1,14 +1,20 @@
 // The Dockerfile, .dockerignore and docker-compose.yml checked against the repository (issue 16). There is no
 // Docker engine where the tests run, so no image is built: what can be checked without one is, here.
-import dockerignore from "@balena/dockerignore";
 import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import type ignoreFactory from "@balena/dockerignore";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { loadConfig, openApiDocument } from "@tessera/server";
 import { DockerfileParser, type Instruction } from "dockerfile-ast";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
+
+// A CommonJS module whose own types declare an ES default export: required, as it is at run time.
+const dockerignore = createRequire(import.meta.url)(
+  "@balena/dockerignore",
+) as (typeof ignoreFactory)["default"];
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const read = (file: string) => readFileSync(path.join(ROOT, file), "utf8");
