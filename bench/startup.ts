@@ -24,6 +24,8 @@ const USAGE = `Usage: npm run bench:startup -- [options]
 
   --runs <n>   starts per kind (default 10)
   --source     run the TypeScript sources through tsx instead of the compiled dist/
+  --json       print every start's figures as JSON instead of the table (for runs interleaved with
+               another checkout or Node.js, docs/performance.md#startup)
   -h, --help   show this help`;
 
 interface StartFigures {
@@ -35,6 +37,7 @@ const { values } = parseArgs({
   options: {
     runs: { type: "string", default: "10" },
     source: { type: "boolean", default: false },
+    json: { type: "boolean", default: false },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -118,6 +121,10 @@ for (let run = 1; run <= runs; run += 1) {
 }
 const loadAfter = os.loadavg();
 
+if (values.json) {
+  process.stdout.write(`${JSON.stringify({ node: process.version, first, restart })}\n`);
+  process.exit(0);
+}
 const ms = (value: number) => value.toFixed(0);
 const row = (kind: string, figures: readonly StartFigures[], pick: (f: StartFigures) => number) => {
   const all = figures.map(pick);
