@@ -24,9 +24,10 @@ if [ "$("$bin/node" --version 2>/dev/null || true)" != "v$VERSION" ]; then
   rm -rf "$dir"
   mkdir -p "$dir"
   # The `node` package's install script fetches the binary for this platform, node-<os>-<arch>, from the same
-  # registry; npm's output goes to stderr so that stdout stays the one line to eval.
-  npm install --prefix "$dir" --no-save --no-package-lock --no-audit --no-fund --ignore-scripts=false \
-    "node@$VERSION" >&2
+  # registry; the folder's own package.json allows that script (npm 11.19+ asks for it). npm's output goes to
+  # stderr, so that stdout stays the one line to eval.
+  printf '{ "private": true, "allowScripts": { "node": true } }\n' >"$dir/package.json"
+  npm install --prefix "$dir" --no-save --no-package-lock --no-audit --no-fund "node@$VERSION" >&2
   "$bin/node" --version >/dev/null
 fi
 
