@@ -12,14 +12,24 @@
 ARG NODE_IMAGE=node:24-bookworm-slim@sha256:a9f5f7c91a432850b2a8a7797adf5eadb6c733ceed61167806cee7ea7fbc29df
 
 FROM ${NODE_IMAGE} AS build
+# better-sqlite3 13 ships its binaries in its npm package and needs no install step, but npm runs an implicit
+# `node-gyp rebuild` for it when installing from a lock file (the lock does not record the package's
+# `gypfile: false`): a no-op build where the package has a binary for the platform, which still needs Python and
+# make (and a compiler where it has none). The repository's package.json denies that script (`allowScripts`), which
+# npm 11.19 and later honour; for an older npm in the image, the tools are here, and node-gyp takes the image's own
+# Node.js headers instead of downloading them.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+ENV npm_config_nodedir=/usr/local
 WORKDIR /app
 COPY . .
 # The npm packages reactor code may require (docs/reactors.md#npm-packages); empty means the default list. The
 # install caches them and the image runs with the same value, so that the two agree.
 ARG TESSERA_REACTOR_MODULES=
-# `npm ci` installs everything (better-sqlite3 and Deno ship their binaries in their npm packages: nothing is
-# compiled or downloaded from elsewhere), compiles the SDK, the server and the CLI with tsc (the root `prepare`
-# script) and caches the reactor packages with Deno from the npm registry. Behind a TLS-inspecting proxy, give its
+# `npm ci` installs everything from the npm registry (better-sqlite3 and Deno ship their binaries in their npm
+# packages), compiles the SDK, the server and the CLI with tsc (the root `prepare` script) and caches the reactor
+# packages with Deno from the npm registry. Behind a TLS-inspecting proxy, give its
 # CA certificate as the build secret `npm_ca`. The development dependencies (TypeScript, tsx, Vitest) are removed
 # afterwards. Deno keeps the file modes of the packages' tarballs, some of which are 0640: the server, not root,
 # copies the cache for its workers, so everything in it is made readable.
