@@ -1,9 +1,12 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
 // The whole suite runs once per store: the same tests, the same assertions, two real engines.
 export default defineConfig({
+  // The packages of this repository import each other from source (package.json "exports"), never a stale dist/.
+  ssr: { resolve: { conditions: ["tessera-source", ...defaultServerConditions] } },
   test: {
-    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts"],
+    include: ["packages/*/src/**/*.test.ts", "packages/*/test/**/*.test.ts", "test/**/*.test.ts"],
     pool: "forks",
     testTimeout: 30_000,
     hookTimeout: 120_000,

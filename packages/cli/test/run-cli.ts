@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const BIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../bin/tessera.js");
 /** The link npm install makes in the repository root, which `npx tessera` runs. */
@@ -8,6 +9,16 @@ export const LINKED_BIN = path.resolve(
   path.dirname(fileURLToPath(import.meta.url)),
   "../../../node_modules/.bin/tessera",
 );
+
+/**
+ * Node's flags that run the TypeScript sources, as `npm run dev` does, instead of the compiled dist/ a plain
+ * `node bin/tessera.js` runs (package.json "imports"): the tests never depend on a build being current.
+ */
+export const SOURCE_FLAGS = [
+  "--conditions=tessera-source",
+  // By path: the commands run in temporary directories, from which the bare name would not resolve.
+  `--import=${pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href}`,
+] as const;
 
 export interface RunOptions {
   /** Written to the command's stdin, which is otherwise closed. */
@@ -32,7 +43,7 @@ export function tessera(
   cwd: string,
   { input, bin = BIN }: RunOptions = {},
 ): Run {
-  const child = spawn(process.execPath, [bin, ...args], {
+  const child = spawn(process.execPath, [...SOURCE_FLAGS, bin, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? "", TESSERA_LOG_LEVEL: "warn", ...env },
     stdio: [input === undefined ? "ignore" : "pipe", "pipe", "pipe"],

@@ -64,12 +64,13 @@ process.stdout.write(JSON.stringify(out));
 `;
 
 /**
- * Node 16 as far as the SDK can tell: no global fetch (node --no-experimental-fetch) and no global Web Crypto.
+ * Node 16 as far as the SDK can tell: no global fetch and no global Web Crypto (both deleted before the import).
  * The client then needs the fetch option, here a few lines over node:http; verifyWebhook falls back to
  * node:crypto's webcrypto.
  */
 const NODE16_CONSUMER = `
 import http from "node:http";
+delete globalThis.fetch;
 delete globalThis.crypto;
 const { TesseraClient, verifyWebhook } = await import("@tessera/sdk");
 const { URL: baseUrl, KEY: apiKey } = process.env;
@@ -135,8 +136,17 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
     distDir = path.join(packageDir, "dist");
     mkdirSync(packageDir, { recursive: true });
     copyFileSync(path.join(sdkDir, "package.json"), path.join(packageDir, "package.json"));
-    // The build of the sources under test, not whatever dist/ the last `npm install` left.
-    await run(process.execPath, [tsc, "-p", path.join(sdkDir, "tsconfig.build.json"), "--outDir", distDir]);
+    // The build of the sources under test, not whatever dist/ the last `npm install` left; its build info stays
+    // here too, or the next `npm run build` would take the package's own dist/ for up to date.
+    await run(process.execPath, [
+      tsc,
+      "-p",
+      path.join(sdkDir, "tsconfig.build.json"),
+      "--outDir",
+      distDir,
+      "--tsBuildInfoFile",
+      path.join(distDir, ".tsbuildinfo"),
+    ]);
     writeFileSync(path.join(dir, "consumer.mjs"), CONSUMER);
     writeFileSync(path.join(dir, "node16-consumer.mjs"), NODE16_CONSUMER);
     writeFileSync(path.join(dir, "deno-consumer.mjs"), DENO_CONSUMER);
@@ -147,8 +157,8 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function runConsumer(file: string, nodeOptions: string[] = []): Promise<any> {
-    const { stdout } = await run(process.execPath, [...nodeOptions, path.join(dir, file)], {
+  async function runConsumer(file: string): Promise<any> {
+    const { stdout } = await run(process.execPath, [path.join(dir, file)], {
       cwd: dir,
       env: { PATH: process.env.PATH, URL: server!.url, KEY: server!.bootstrapKey },
     });
@@ -235,7 +245,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
   });
 
   it("works without global fetch and Web Crypto, as on Node 16, given a fetch", async () => {
-    const out = await runConsumer("node16-consumer.mjs", ["--no-experimental-fetch"]);
+    const out = await runConsumer("node16-consumer.mjs");
     expect(out).toEqual({
       globals: ["undefined", "undefined"],
       withoutFetch: "no global fetch (Node 18 or later has one): pass options.fetch",

@@ -109,7 +109,7 @@ export function startCheckpointer(
   });
   let stopping = false;
   let failure: unknown;
-  worker.once("error", (error) => (failure = error));
+  worker.once("error", (error: unknown) => (failure = error));
   const exited = new Promise<void>((resolve) =>
     worker.once("exit", (code) => {
       if (!stopping) onLost(failure ?? new Error(`the checkpoint thread exited with code ${code}`));

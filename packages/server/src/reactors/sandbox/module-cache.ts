@@ -7,7 +7,7 @@ import { fileURLToPath } from "node:url";
 import { npmSpecifier, type NpmModule } from "./modules.js";
 
 /**
- * Where the install step (scripts/cache-reactor-modules.ts, run by `npm ci`) caches the allow-listed npm packages:
+ * Where the install step (src/cache-reactor-modules.ts, run by `npm ci`) caches the allow-listed npm packages:
  * under node_modules, so that a fresh install rebuilds it and git, ESLint and Prettier leave it alone.
  */
 export const INSTALL_CACHE = fileURLToPath(

@@ -4,13 +4,13 @@ import {
   INSTALL_CACHE,
   isInstallCacheCurrent,
   type InstallCacheRequest,
-} from "../src/reactors/sandbox/module-cache.js";
-import { npmSpecifier, parseReactorModules } from "../src/reactors/sandbox/modules.js";
-import { denoBinary } from "../src/reactors/sandbox/setup.js";
+} from "./reactors/sandbox/module-cache.js";
+import { npmSpecifier, parseReactorModules } from "./reactors/sandbox/modules.js";
+import { denoBinary } from "./reactors/sandbox/setup.js";
 
 // Caches the npm packages reactor code may require (TESSERA_REACTOR_MODULES, docs/reactors.md) with the bundled
-// Deno, so that workers can run with --cached-only and never reach a registry. `npm ci` runs it (the server
-// package's postinstall); run it again after changing TESSERA_REACTOR_MODULES:
+// Deno, so that workers can run with --cached-only and never reach a registry. `npm install` and `npm ci` run it
+// compiled, after the build (the root `prepare` script); run it again after changing TESSERA_REACTOR_MODULES:
 //   npm run reactor-modules --workspace @tessera/server
 
 const NPM_REGISTRY = "https://registry.npmjs.org/";
