@@ -46,8 +46,9 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig({ ...tesseraEnv(target), TESSERA_LOG_LEVEL: "error" });
   const vault = await openVault(config, createLogger(config));
   try {
-    const principal = await vault.applications.authenticate(manifest.searchKey);
-    if (principal === undefined) throw new Error("the corpus's search key is not valid in its store");
+    const authenticated = await vault.applications.authenticate(manifest.searchKey);
+    if (authenticated === undefined) throw new Error("the corpus's search key is not valid in its store");
+    const { principal } = authenticated;
     // The same scope the service builds for this caller (tokens/service.ts, search).
     const masterKey = readMasterKey(config.masterKey);
     if (!("key" in masterKey)) throw new Error(`no master key at ${masterKey.missingDevFile}`);

@@ -1,6 +1,6 @@
 import type { Static } from "typebox";
 import type { ApplicationSchema } from "./schemas.js";
-import type { Application } from "./types.js";
+import type { Application } from "../access/principal.js";
 
 export type ApplicationWire = Static<typeof ApplicationSchema>;
 

@@ -10,11 +10,12 @@ import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
-import { AppError, parseTimestamp, textProblem, type FieldErrors } from "../server/errors.js";
+import { AppError, type FieldErrors } from "../server/errors.js";
+import { parseTimestamp, textProblem } from "../shared/text.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import type { Executor, Reads } from "../storage/database.js";
+import type { Executor, ReadContext, Reads } from "../storage/database.js";
 import { applicationStore } from "./store.js";
-import type { Application, Principal } from "./types.js";
+import type { Application, Principal } from "../access/principal.js";
 
 export interface ApplicationInput {
   readonly name: string;
@@ -72,14 +73,13 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
 
   return {
     /** Resolves an API key to its Application; an expired one is rejected before any sweeper removes it. */
-    async authenticate(key: string): Promise<Principal | undefined> {
+    async authenticate(key: string): Promise<{ principal: Principal; read: ReadContext } | undefined> {
       const versions = store.versions();
       const application = await store.findByKeyHash(hashApiKey(key), versions?.config);
       if (application === undefined || isExpired(application, clock.now())) return undefined;
       return {
-        tenantId: application.tenantId,
-        application,
-        ...(versions !== undefined && { versions }),
+        principal: { tenantId: application.tenantId, application },
+        read: versions === undefined ? {} : { versions },
       };
     },
 

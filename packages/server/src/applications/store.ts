@@ -4,7 +4,7 @@ import type { AccessRule } from "../access/rules.js";
 import { readsThrough, type Executor, type Reads } from "../storage/database.js";
 import { versionedCache } from "../storage/versioned-cache.js";
 import type { ApplicationsTable } from "../storage/schema.js";
-import type { Application } from "./types.js";
+import type { Application } from "../access/principal.js";
 
 type Row = Selectable<ApplicationsTable>;
 

@@ -1,4 +1,4 @@
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
 import type { AuditAction, AuditEntityType, AuditEntry, AuditRule } from "./types.js";
 
 /** An entry for what `principal` did, with the request it came in on. */

@@ -1,5 +1,6 @@
-import type { Principal } from "../applications/types.js";
-import { AppError, parseTimestamp } from "../server/errors.js";
+import type { Principal } from "../access/principal.js";
+import { AppError } from "../server/errors.js";
+import { parseTimestamp } from "../shared/text.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import type { Executor } from "../storage/database.js";
 import { auditStore } from "./store.js";

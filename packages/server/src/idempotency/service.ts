@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
 import type { Clock } from "../clock.js";
 import { decrypt, encrypt } from "../crypto/cipher.js";
 import { AppError } from "../server/errors.js";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { luhnValid } from "../tokens/token-types.js";
+import { luhnValid } from "../shared/checksums.js";
 
 /** The correlation id a caller may send (Basis Theory's BT-TRACE-ID under our prefix), echoed on the answer. */
 export const TRACE_ID_HEADER = "svc-trace-id";

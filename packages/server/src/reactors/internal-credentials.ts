@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
 import type { Authenticator } from "../server/auth.js";
 
 const PREFIX = "tsi_";
@@ -35,7 +35,9 @@ export function createInternalCredentials(load: LoadPrincipal) {
           const holder = issued.get(key);
           return holder === undefined
             ? Promise.resolve(undefined)
-            : load(holder.tenantId, holder.applicationId);
+            : load(holder.tenantId, holder.applicationId).then(
+                (principal) => principal && { principal, read: {} },
+              );
         },
       };
     },

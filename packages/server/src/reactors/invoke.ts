@@ -1,5 +1,6 @@
 import { TesseraClient, TesseraError, type Fetch } from "@tessera/sdk";
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
+import type { ReadContext } from "../storage/database.js";
 import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
 import type { TokenService } from "../tokens/service.js";
 import type { InternalCredential, InternalCredentials } from "./internal-credentials.js";
@@ -18,7 +19,7 @@ export interface ReactorInvocationDeps {
   readonly credentials: InternalCredentials;
   /** Reaches this server's own API in process (Fastify's inject), never over the network. */
   readonly fetch: Fetch;
-  /** `configVersion`: the caller's, read when it was authenticated (Principal). */
+  /** `configVersion`: the caller's, read when it was authenticated (ReadContext). */
   readonly loadReactor: (
     tenantId: string,
     id: string,
@@ -157,8 +158,13 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     principal: Principal,
     args: unknown,
     recordAs: { action: "reactor.react" | "reactor.react_async"; reactorId: string },
+    read: ReadContext = {},
   ): Promise<unknown> {
-    const detokenized = await deps.tokens.detokenize(principal, args ?? {}, "token:use", recordAs);
+    const detokenized = await deps.tokens.detokenize(principal, args ?? {}, {
+      permission: "token:use",
+      recordAs,
+      read,
+    });
     return args === undefined ? {} : detokenized;
   }
 
@@ -223,9 +229,14 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     execute,
 
     /** POST /reactors/{id}/react, synchronously, with the server's reactor timeout. */
-    async react(principal: Principal, reactorId: string, body: { args?: unknown }): Promise<ReactAnswer> {
-      const reactor = await load(principal.tenantId, reactorId, principal.versions?.config);
-      const args = await detokenize(principal, body.args, { action: "reactor.react", reactorId });
+    async react(
+      principal: Principal,
+      reactorId: string,
+      body: { args?: unknown },
+      read: ReadContext = {},
+    ): Promise<ReactAnswer> {
+      const reactor = await load(principal.tenantId, reactorId, read.versions?.config);
+      const args = await detokenize(principal, body.args, { action: "reactor.react", reactorId }, read);
       return execute(principal.tenantId, principal.application.id, reactor, args, deps.runtime.timeoutMs);
     },
   };

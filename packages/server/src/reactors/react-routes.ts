@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../server/auth.js";
+import { principalOf, readContextOf } from "../server/auth.js";
 import { AppError } from "../server/errors.js";
 import { ProblemSchema, responses } from "../server/problem-schema.js";
 import { StringEnum, Timestamp, Uuid } from "../server/schemas.js";
@@ -130,11 +130,16 @@ export function reactRoutes(
         const { args, timeout_ms: timeoutMs } = request.body;
         const callbackUrl = callbackUrlOf(request.body);
         if (callbackUrl !== undefined) {
-          const accepted = await invocations.enqueue(principal, request.params.id, {
-            ...(args !== undefined && { args }),
-            callbackUrl,
-            timeoutMs: timeoutMs ?? ASYNC_TIMEOUT_MS.default,
-          });
+          const accepted = await invocations.enqueue(
+            principal,
+            request.params.id,
+            {
+              ...(args !== undefined && { args }),
+              callbackUrl,
+              timeoutMs: timeoutMs ?? ASYNC_TIMEOUT_MS.default,
+            },
+            readContextOf(request),
+          );
           return reply.code(202).send(accepted);
         }
         if (timeoutMs !== undefined) {
@@ -142,7 +147,12 @@ export function reactRoutes(
             timeout_ms: ["is supported only for asynchronous invocations (with callback_url)"],
           });
         }
-        const answer = await invocation.react(principal, request.params.id, request.body);
+        const answer = await invocation.react(
+          principal,
+          request.params.id,
+          request.body,
+          readContextOf(request),
+        );
         if (answer.kind === "result") return reply.send(answer.body);
         // A reactor's CustomHttpResponseError chooses the answer (wire-format §7), within what
         // custom-response.ts lets it: a final status, and headers that describe the body.

@@ -1,11 +1,12 @@
 import { applicationStore, type ApplicationStore } from "../applications/store.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Application, Principal } from "../applications/types.js";
+import type { Application, Principal } from "../access/principal.js";
 import type { Clock } from "../clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { mergePatch } from "../json/merge-patch.js";
-import { AppError, addError, textProblem, type FieldErrors } from "../server/errors.js";
+import { AppError, addError, type FieldErrors } from "../server/errors.js";
+import { textProblem } from "../shared/text.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import type { Executor, Reads } from "../storage/database.js";
 import type { TenantKeys } from "../tenants/keys.js";

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { holdsPermission, type Permission } from "../access/permissions.js";
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
+import type { ReadContext } from "../storage/database.js";
 import { AppError } from "./errors.js";
 
 declare module "fastify" {
@@ -10,11 +11,18 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principal: Principal | null;
+    readContext: ReadContext | null;
   }
 }
 
+/** A caller whose key was accepted, and what the store said when it was (ReadContext). */
+export interface Authenticated {
+  readonly principal: Principal;
+  readonly read: ReadContext;
+}
+
 export interface Authenticator {
-  authenticate(key: string): Promise<Principal | undefined>;
+  authenticate(key: string): Promise<Authenticated | undefined>;
 }
 
 export const API_KEY_HEADER = "svc-api-key";
@@ -25,6 +33,7 @@ export const API_KEY_HEADER = "svc-api-key";
  */
 export function registerAuth(api: FastifyInstance, authenticator: Authenticator): void {
   api.decorateRequest("principal", null);
+  api.decorateRequest("readContext", null);
 
   api.addHook("onRoute", (route) => {
     if (route.config?.permission === undefined) {
@@ -39,21 +48,28 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
     if (typeof key !== "string" || key.length === 0) {
       throw new AppError("unauthenticated", "Send an API key in the SVC-API-KEY header.");
     }
-    const principal = await authenticator.authenticate(key);
-    if (principal === undefined) {
+    const authenticated = await authenticator.authenticate(key);
+    if (authenticated === undefined) {
       throw new AppError(
         "unauthenticated",
         "The API key is not valid (unknown, regenerated, deleted or expired).",
       );
     }
+    const { principal, read } = authenticated;
     if (!holdsPermission(principal.application, permission)) {
       throw AppError.forbidden(`The Application lacks the permission ${permission}.`);
     }
     request.principal = { ...principal, requestId: request.id };
+    request.readContext = read;
   });
 }
 
 export function principalOf(request: FastifyRequest): Principal {
   if (request.principal === null) throw new AppError("internal", "no principal on an authenticated route");
   return request.principal;
+}
+
+/** The request's read context (ReadContext), for the service calls that read rows kept in memory. */
+export function readContextOf(request: FastifyRequest): ReadContext {
+  return request.readContext ?? {};
 }

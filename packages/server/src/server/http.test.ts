@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ApplicationService } from "../applications/service.js";
 import type { AuditService } from "../audit/service.js";
 import type { Idempotency } from "../idempotency/service.js";
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
 import { createInternalCredentials } from "../reactors/internal-credentials.js";
 import type { InvocationService } from "../reactors/invocations/service.js";
 import type { ReactorInvocation } from "../reactors/invoke.js";

@@ -121,6 +121,15 @@ export interface StoreVersions {
   readonly tokens: number;
 }
 
+/**
+ * What a request read once, when it was authenticated, for its later reads: the store's versions (SQLite only),
+ * against which its lookups of rows kept in memory (its reactor, its tokens) are checked instead of reading them
+ * again. The route layer passes it down; a read without one reads the versions itself.
+ */
+export interface ReadContext {
+  readonly versions?: StoreVersions;
+}
+
 export interface TransactionOptions {
   readonly lock?: string;
   readonly snapshot?: boolean;

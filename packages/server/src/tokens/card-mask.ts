@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { ExpressionError, TOOK_TOO_LONG, type ExpressionEngine, type RandomInt } from "./expressions.js";
-import { luhnValid } from "./token-types.js";
+import { luhnValid } from "../shared/checksums.js";
 
 /**
  * PCI DSS v4.0 requirement 3.4.1: where a card number (PAN) is displayed, at most its BIN and its last four

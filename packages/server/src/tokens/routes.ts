@@ -2,8 +2,9 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import type { FastifyReply } from "fastify";
 import { Type } from "typebox";
 import { countDataTerms } from "../search/shape.js";
-import { principalOf } from "../server/auth.js";
-import { AppError, hasControlCharacter } from "../server/errors.js";
+import { principalOf, readContextOf } from "../server/auth.js";
+import { AppError } from "../server/errors.js";
+import { hasControlCharacter } from "../shared/text.js";
 import { pageRequest } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { createValidator } from "../server/validation.js";
@@ -154,7 +155,8 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           response: responses({ 200: TokenSchema }),
         },
       },
-      async (request) => presentToken(await service.get(principalOf(request), request.params.id)),
+      async (request) =>
+        presentToken(await service.get(principalOf(request), request.params.id, readContextOf(request))),
     );
 
     app.patch(
@@ -180,17 +182,22 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
       },
       async (request) => {
         const { body } = request;
-        const view = await service.update(principalOf(request), request.params.id, {
-          ...(body.data !== undefined && { data: body.data }),
-          ...(body.metadata !== undefined && { metadata: body.metadata }),
-          ...(body.search_indexes !== undefined && { searchIndexes: body.search_indexes }),
-          ...(body.fingerprint_expression !== undefined && {
-            fingerprintExpression: body.fingerprint_expression,
-          }),
-          ...(body.mask !== undefined && { mask: body.mask }),
-          ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
-          ...(body.containers !== undefined && { containers: body.containers }),
-        });
+        const view = await service.update(
+          principalOf(request),
+          request.params.id,
+          {
+            ...(body.data !== undefined && { data: body.data }),
+            ...(body.metadata !== undefined && { metadata: body.metadata }),
+            ...(body.search_indexes !== undefined && { searchIndexes: body.search_indexes }),
+            ...(body.fingerprint_expression !== undefined && {
+              fingerprintExpression: body.fingerprint_expression,
+            }),
+            ...(body.mask !== undefined && { mask: body.mask }),
+            ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
+            ...(body.containers !== undefined && { containers: body.containers }),
+          },
+          readContextOf(request),
+        );
         return presentToken(view);
       },
     );
@@ -207,7 +214,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
         },
       },
       async (request, reply) => {
-        await service.delete(principalOf(request), request.params.id);
+        await service.delete(principalOf(request), request.params.id, readContextOf(request));
         return reply.code(204).send(null);
       },
     );
@@ -244,7 +251,11 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           response: responses({ 200: AnyJson }),
         },
       },
-      async (request, reply) => sendJson(reply, await service.detokenize(principalOf(request), request.body)),
+      async (request, reply) =>
+        sendJson(
+          reply,
+          await service.detokenize(principalOf(request), request.body, { read: readContextOf(request) }),
+        ),
     );
   };
 }

@@ -10,7 +10,7 @@ import {
 } from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
 import { containerProblem, normalizeContainer } from "../access/rules.js";
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { AuditRule } from "../audit/types.js";
@@ -19,19 +19,19 @@ import { blindIndex, fingerprintOf, foldCase } from "../crypto/blind-index.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { nestsDeeperThan } from "../json/depth.js";
 import { isPlainObject, mergePatch } from "../json/merge-patch.js";
-import {
-  AppError,
-  addError,
-  hasControlCharacter,
-  hasLoneSurrogate,
-  parseTimestamp,
-  type FieldErrors,
-} from "../server/errors.js";
+import { AppError, addError, type FieldErrors } from "../server/errors.js";
+import { hasControlCharacter, hasLoneSurrogate, parseTimestamp } from "../shared/text.js";
 import { parseQuery, QueryError } from "../search/parser.js";
 import { queryShape } from "../search/shape.js";
 import { toPredicate, type Predicate } from "../search/predicate.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import { isUniqueViolation, type Executor, type RunWrite, type Store } from "../storage/database.js";
+import {
+  isUniqueViolation,
+  type Executor,
+  type ReadContext,
+  type RunWrite,
+  type Store,
+} from "../storage/database.js";
 import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
 import { cardExposureProblem, checkBudget, createCardExposureCheck, isCardType } from "./card-mask.js";
 import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./expressions.js";
@@ -587,8 +587,13 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     }
   }
 
-  async function findVisible(principal: Principal, id: string, permission: TokenPermission) {
-    const stored = await tokens.findById(principal.tenantId, id, now(), principal.versions?.tokens);
+  async function findVisible(
+    principal: Principal,
+    id: string,
+    permission: TokenPermission,
+    read: ReadContext,
+  ) {
+    const stored = await tokens.findById(principal.tenantId, id, now(), read.versions?.tokens);
     if (stored === undefined) throw AppError.notFound(`Token ${id}`);
     return { stored, decision: decideOrNotFound(principal, permission, stored.record) };
   }
@@ -603,8 +608,8 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       });
     },
 
-    async get(principal: Principal, id: string): Promise<TokenView> {
-      const { stored, decision } = await findVisible(principal, id, "token:read");
+    async get(principal: Principal, id: string, read: ReadContext = {}): Promise<TokenView> {
+      const { stored, decision } = await findVisible(principal, id, "token:read", read);
       const view = await showStored(decision, stored);
       await audit.record([
         auditEntry(principal, "token.read", { type: "token", id }, { rule: ruleOf(decision) }),
@@ -612,9 +617,14 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       return view;
     },
 
-    async update(principal: Principal, id: string, patch: PatchTokenInput): Promise<TokenView> {
+    async update(
+      principal: Principal,
+      id: string,
+      patch: PatchTokenInput,
+      read: ReadContext = {},
+    ): Promise<TokenView> {
       const writeKey = await writeKeys(principal.tenantId);
-      const { stored } = await findVisible(principal, id, "token:update");
+      const { stored } = await findVisible(principal, id, "token:update", read);
       const before = stored.record;
       const spec = tokenTypeSpec(before.type);
       const merged = patch.mask === undefined ? before.mask : mergePatch(before.mask, patch.mask);
@@ -706,8 +716,8 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       return readable === undefined ? { record } : showData(readable, record, data);
     },
 
-    async delete(principal: Principal, id: string): Promise<void> {
-      const { decision } = await findVisible(principal, id, "token:delete");
+    async delete(principal: Principal, id: string, read: ReadContext = {}): Promise<void> {
+      const { decision } = await findVisible(principal, id, "token:delete", read);
       const deleted = await store.write(async (trx, run) => {
         if (!(await tokenStore(trx).delete(principal.tenantId, id))) return false;
         await audit.within(
@@ -897,10 +907,16 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     async detokenize(
       principal: Principal,
       body: unknown,
-      permission: "token:read" | "token:use" = "token:read",
-      /** Whose use this is in the audit log: a reactor's invocation records itself with the tokens it used. */
-      recordAs:
-        { action: "reactor.react" | "reactor.react_async"; reactorId: string } | undefined = undefined,
+      {
+        permission = "token:read",
+        recordAs,
+        read = {},
+      }: {
+        permission?: "token:read" | "token:use";
+        /** Whose use this is in the audit log: a reactor's invocation records itself with the tokens it used. */
+        recordAs?: { action: "reactor.react" | "reactor.react_async"; reactorId: string };
+        read?: ReadContext;
+      } = {},
     ): Promise<unknown> {
       const ids = new Set<string>();
       const unsupported = new Set<string>();
@@ -927,12 +943,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       if (ids.size > MAX_DETOKENIZE_TOKENS) {
         throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });
       }
-      const found = await tokens.findManyByIds(
-        principal.tenantId,
-        [...ids],
-        now(),
-        principal.versions?.tokens,
-      );
+      const found = await tokens.findManyByIds(principal.tenantId, [...ids], now(), read.versions?.tokens);
       const byId = new Map(found.map((t) => [t.record.id, t]));
       const missing = [...ids].filter((id) => !byId.has(id));
       if (missing.length > 0) {

@@ -1,14 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { containerProblem, type FieldErrors } from "../access/rules.js";
-import {
-  TOKEN_TYPES,
-  abaValid,
-  luhnValid,
-  tokenTypeSpec,
-  validateTokenData,
-  type TokenType,
-} from "./token-types.js";
+import { abaValid, luhnValid } from "../shared/checksums.js";
+import { TOKEN_TYPES, tokenTypeSpec, validateTokenData, type TokenType } from "./token-types.js";
 
 // Reference check digits, written independently of the module: the Luhn digit doubles every second digit
 // starting from the rightmost payload digit; the ABA ninth digit has weight 1.

@@ -1,4 +1,4 @@
-import type { Principal } from "../applications/types.js";
+import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";

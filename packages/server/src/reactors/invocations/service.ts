@@ -1,4 +1,5 @@
-import type { Principal } from "../../applications/types.js";
+import type { Principal } from "../../access/principal.js";
+import type { ReadContext } from "../../storage/database.js";
 import type { Clock } from "../../clock.js";
 import { uuidv7 } from "../../crypto/uuid-v7.js";
 import { AppError } from "../../server/errors.js";
@@ -50,17 +51,24 @@ export function createInvocationService(deps: InvocationServiceDeps) {
      * invocations: beyond, 429 with Retry-After and nothing stored. The bound is checked before the arguments are
      * detokenized (no token is read for a call that will be refused), and again, exactly, as the row is written.
      */
-    async enqueue(principal: Principal, reactorId: string, request: AsyncReactRequest) {
+    async enqueue(
+      principal: Principal,
+      reactorId: string,
+      request: AsyncReactRequest,
+      read: ReadContext = {},
+    ) {
       const { tenantId } = principal;
       await deps.invocation.load(tenantId, reactorId);
       const problem = await callbackUrlProblem(request.callbackUrl, deps.callbackUrls);
       if (problem !== undefined) throw AppError.validation({ callback_url: [problem] });
       if ((await deps.store.unsettled(tenantId)) >= deps.maxQueuedPerTenant)
         throw queueFull(deps.maxQueuedPerTenant);
-      const args = await deps.invocation.detokenize(principal, request.args, {
-        action: "reactor.react_async",
-        reactorId,
-      });
+      const args = await deps.invocation.detokenize(
+        principal,
+        request.args,
+        { action: "reactor.react_async", reactorId },
+        read,
+      );
 
       const now = deps.clock.now();
       const id = uuidv7(now.getTime());

@@ -1,7 +1,7 @@
-import type { StoreVersions } from "../storage/database.js";
-import type { ApplicationType, Permission } from "../access/permissions.js";
-import type { AccessRule } from "../access/rules.js";
+import type { ApplicationType, Permission } from "./permissions.js";
+import type { AccessRule } from "./rules.js";
 
+/** An Application as access decisions see it: its tenant, type, permissions and access rules. */
 export interface Application {
   readonly id: string;
   readonly tenantId: string;
@@ -22,9 +22,4 @@ export interface Principal {
   readonly application: Application;
   /** The request this principal acts in, for the audit log. */
   readonly requestId?: string;
-  /**
-   * The store's versions read when the key was authenticated (SQLite only): the request's other lookups of rows
-   * kept in memory (its reactor, its tokens) are checked against them instead of reading them again.
-   */
-  readonly versions?: StoreVersions;
 }
