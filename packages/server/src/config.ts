@@ -1,19 +1,16 @@
 import { isIPv4 } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { isAddressOrRange } from "./limits/address.js";
+import { isAddressOrRange } from "./net/address.js";
+import type { ConcurrencyLimit, LimitsConfig } from "./limits/settings.js";
 import type { Rate } from "./limits/token-bucket.js";
-import { parseReactorModules, type NpmModule } from "./reactors/sandbox/modules.js";
+import type { ReactorConfig } from "./reactors/settings.js";
+import { parseReactorModules } from "./reactors/sandbox/modules.js";
+import { ConfigError } from "./shared/config-error.js";
+import type { DatabaseConfig } from "./storage/settings.js";
 import { MAX_TERMS } from "./search/parser.js";
 
-export type DatabaseConfig =
-  | {
-      kind: "sqlite";
-      path: string;
-      /** The size the WAL file is cut back to (TESSERA_SQLITE_WAL_LIMIT_MB; storage/checkpointer.ts). */
-      walLimitBytes: number;
-    }
-  | { kind: "postgres"; url: string };
+export { ConfigError };
 
 /** Where the master key comes from; reading or creating the file is start-up work, not parsing. */
 export type MasterKeySource =
@@ -69,64 +66,6 @@ export interface JobsConfig {
   readonly maxQueuedPerTenant: number;
 }
 
-/** Rate limits, bounded concurrency and load shedding (docs/limits.md). */
-export interface LimitsConfig {
-  /** Whom to believe about the client's address (X-Forwarded-For): Fastify's `trustProxy`. */
-  readonly trustProxy: boolean | number | readonly string[];
-  /** Requests per API key (per Application); undefined when off. */
-  readonly perKey: Rate | undefined;
-  /** Requests per source address (IPv6: per /64), authenticated or not; undefined when off. */
-  readonly perAddress: Rate | undefined;
-  /** Failed authentications per source address, beyond which the address is refused; undefined when off. */
-  readonly authFailures: Rate | undefined;
-  /**
-   * `data:` terms searched per API key (per Application): the brute-force control on the search index
-   * (docs/limits.md#data-search-terms); undefined when off.
-   */
-  readonly dataTerms: Rate | undefined;
-  /** Buckets each of those limits keeps, least recently used dropped first. */
-  readonly maxEntries: number;
-  readonly searches: ConcurrencyLimit;
-  readonly reacts: ConcurrencyLimit;
-  /** How long a request waits in a concurrency queue before it is refused. */
-  readonly queueTimeoutMs: number;
-  readonly pressure: PressureLimits;
-}
-
-export interface ConcurrencyLimit {
-  /** Requests handled at once. */
-  readonly limit: number;
-  /** Requests waiting for a slot; beyond them a 503 at once. */
-  readonly queue: number;
-}
-
-/** Beyond any of these (0: not checked), API requests are answered 503 until the next sample is below. */
-export interface PressureLimits {
-  readonly maxEventLoopDelayMs: number;
-  /** A percentage of V8's heap limit (--max-old-space-size). */
-  readonly maxHeapUsedPercent: number;
-  readonly maxRssMiB: number;
-}
-
-/** The reactor sandbox (reactor-runtime.md, docs/reactors.md). */
-export interface ReactorConfig {
-  /** Deno's cache and the harness; readable by the unprivileged worker user, so never inside the data dir. */
-  readonly dir: string;
-  /** Hosts reactor code may reach (`host[:port]`, comma-separated); empty for any public address. */
-  readonly egress: string;
-  readonly timeoutMs: number;
-  readonly maxWorkers: number;
-  /** Workers one reactor version may have at once, started while its invocations queue. */
-  readonly workersPerReactor: number;
-  readonly heapMiB: number;
-  /** A worker's memory: polled by the watchdog, and the kernel's cgroup limit where there is one. */
-  readonly rssMiB: number;
-  /** Whether workers get a memory cgroup where the host allows it (auto) or the watchdog alone (off). */
-  readonly cgroup: "auto" | "off";
-  /** The npm packages reactor code may require, at exact versions cached at install (TESSERA_REACTOR_MODULES). */
-  readonly modules: readonly NpmModule[];
-}
-
 const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
@@ -134,13 +73,6 @@ export const MIN_BOOTSTRAP_KEY_LENGTH = 32;
 export const MIN_METRICS_TOKEN_LENGTH = 32;
 /** Sent in a header, so visible ASCII only; long enough not to be guessed. */
 const METRICS_TOKEN = new RegExp(`^[\\x21-\\x7e]{${MIN_METRICS_TOKEN_LENGTH},1024}$`);
-
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
-    this.name = "ConfigError";
-  }
-}
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -8,7 +8,7 @@ export {
   type Vault,
   type RunningServer,
 } from "./main.js";
-export { buildApp, type AppDeps } from "./server/app.js";
+export { buildApp, type AppDeps } from "./app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
 export { StoreUnreachableError } from "./storage/availability.js";
 export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { startExpirySweeper } from "./server/expiry-sweeper.js";
+import { startExpirySweeper } from "./jobs/expiry-sweeper.js";
 import { createApplicationService, type ApplicationService } from "./applications/service.js";
 import { createAuditRecorder, type AuditRecorder } from "./audit/recorder.js";
 import { sealAuditLog, startAuditSealer } from "./audit/sealer.js";
@@ -24,9 +24,9 @@ import { startInvocationRunner } from "./reactors/invocations/runner.js";
 import { createInvocationService } from "./reactors/invocations/service.js";
 import { invocationStore, type InvocationStore } from "./reactors/invocations/store.js";
 import { createReactorInvocation } from "./reactors/invoke.js";
-import { createReactorRuntime, type ReactorRuntime } from "./reactors/runtime.js";
+import { createReactorRuntime, instrumented, type ReactorRuntime } from "./reactors/runtime.js";
 import { createReactorService, type ReactorService } from "./reactors/service.js";
-import { buildApp } from "./server/app.js";
+import { buildApp } from "./app.js";
 import { unusableStore } from "./storage/availability.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
@@ -226,7 +226,10 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     : undefined;
   const invocation = createReactorInvocation({
     // Synchronous and asynchronous invocations both run through here, so both are counted.
-    runtime: metrics?.instrument(vault.reactorRuntime) ?? vault.reactorRuntime,
+    runtime:
+      metrics === undefined
+        ? vault.reactorRuntime
+        : instrumented(vault.reactorRuntime, (outcome, cold) => metrics.observeInvocation(outcome, cold)),
     tokens: vault.tokens,
     credentials,
     fetch: injectFetch(() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { PressureLimits } from "../config.js";
+import type { PressureLimits } from "./settings.js";
 import { SUSTAINED_READINGS, createPressureGauge, type Reading } from "./pressure.js";
 
 const MiB = 1024 * 1024;

@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
-import type { PressureLimits } from "../config.js";
+import type { PressureLimits } from "./settings.js";
 
 /** One reading of the process, taken once per sample interval. */
 export interface Reading {

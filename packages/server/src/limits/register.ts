@@ -1,8 +1,8 @@
 import { Socket } from "node:net";
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
-import type { ConcurrencyLimit, LimitsConfig, PressureLimits } from "../config.js";
+import type { ConcurrencyLimit, LimitsConfig, PressureLimits } from "./settings.js";
 import { AppError } from "../server/errors.js";
-import { addressKey } from "./address.js";
+import { addressKey } from "../net/address.js";
 import { monitorPressure } from "./pressure.js";
 import { createSemaphore, type Semaphore } from "./semaphore.js";
 import { createTokenBuckets, type Rate, type TokenBuckets } from "./token-bucket.js";

@@ -1,11 +1,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { ReactorRuntime } from "../reactors/runtime.js";
-import { PoolExhaustedError } from "../reactors/sandbox/pool.js";
 import type { PoolStats } from "../storage/database.js";
 
 /** What the scrape-time gauges read: narrow slices of the vault, so main.ts wires them from what it has. */
 export interface MetricsSources {
-  readonly reactors: Pick<ReactorRuntime, "workers">;
+  readonly reactors: { workers(): { readonly size: number; readonly busy: number } };
   readonly maxWorkers: number;
   /** Asynchronous invocations waiting or running, and webhooks waiting for delivery, across every instance. */
   readonly backlog: () => Promise<{ runs: number; deliveries: number }>;
@@ -18,8 +16,8 @@ export interface Metrics {
   render(): Promise<string>;
   /** `route` is the matched route's pattern (`/tokens/:id`), never the URL: ids and search terms stay out. */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void;
-  /** The runtime, counting each invocation's outcome and cold start on its way through. */
-  instrument(runtime: ReactorRuntime): ReactorRuntime;
+  /** What became of one reactor invocation, and whether it started a worker (reactors/runtime.ts counts them). */
+  observeInvocation(outcome: InvocationOutcome, cold: boolean): void;
 }
 
 /** The one label value for requests that matched no route, so that probing random paths adds no series. */
@@ -27,7 +25,7 @@ export const UNMATCHED_ROUTE = "unmatched";
 
 /** What became of an invocation: the worker's outcome, or why it never ran. */
 const OUTCOMES = ["returned", "threw", "timed-out", "crashed", "pool-exhausted", "start-failed"] as const;
-type InvocationOutcome = (typeof OUTCOMES)[number];
+export type InvocationOutcome = (typeof OUTCOMES)[number];
 
 /** From a cached point read to a synchronous reactor at its longest default timeout. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -127,24 +125,10 @@ export function createMetrics(sources: MetricsSources): Metrics {
     observeRequest(method, route, status, seconds) {
       requests.observe({ method, route: route ?? UNMATCHED_ROUTE, status: String(status) }, seconds);
     },
-    instrument: (runtime) => ({
-      ...runtime,
-      async invoke(reactor, invocation) {
-        let outcome;
-        try {
-          outcome = await runtime.invoke(reactor, invocation);
-        } catch (error) {
-          const notRun: InvocationOutcome =
-            error instanceof PoolExhaustedError ? "pool-exhausted" : "start-failed";
-          invocations.inc({ outcome: notRun });
-          throw error;
-        }
-        // `satisfies`: a new kind of outcome in the sandbox must be added to OUTCOMES.
-        invocations.inc({ outcome: outcome.kind satisfies InvocationOutcome });
-        if (outcome.cold) coldStarts.inc();
-        return outcome;
-      },
-    }),
+    observeInvocation(outcome, cold) {
+      invocations.inc({ outcome });
+      if (cold) coldStarts.inc();
+    },
   };
 }
 

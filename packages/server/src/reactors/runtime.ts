@@ -1,8 +1,9 @@
 import path from "node:path";
 import type { Logger } from "pino";
-import type { ReactorConfig } from "../config.js";
+import type { ReactorConfig } from "./settings.js";
 import { describeCgroup } from "./sandbox/cgroup.js";
-import { ReactorPool, type PoolOutcome, type ReactorCode } from "./sandbox/pool.js";
+import type { InvocationOutcome } from "../observability/metrics.js";
+import { PoolExhaustedError, ReactorPool, type PoolOutcome, type ReactorCode } from "./sandbox/pool.js";
 import { workerLimits } from "./sandbox/setup.js";
 import type { Invocation } from "./sandbox/worker.js";
 import { pathScrubber } from "./scrub.js";
@@ -98,5 +99,27 @@ export function createReactorRuntime(config: ReactorConfig, log?: Pick<Logger, "
     // The installation root covers node_modules, where the Deno binary and the npm cache live.
     scrub: pathScrubber([config.dir, root]),
     close: async () => (await pool?.catch(() => undefined))?.close(),
+  };
+}
+
+/** The runtime, telling `observe` each invocation's outcome and cold start on its way through (GET /metrics). */
+export function instrumented(
+  runtime: ReactorRuntime,
+  observe: (outcome: InvocationOutcome, cold: boolean) => void,
+): ReactorRuntime {
+  return {
+    ...runtime,
+    async invoke(reactor, invocation) {
+      let outcome;
+      try {
+        outcome = await runtime.invoke(reactor, invocation);
+      } catch (error) {
+        observe(error instanceof PoolExhaustedError ? "pool-exhausted" : "start-failed", false);
+        throw error;
+      }
+      // `satisfies`: a new kind of outcome in the sandbox must be added to metrics.ts's OUTCOMES.
+      observe(outcome.kind satisfies InvocationOutcome, outcome.cold);
+      return outcome;
+    },
   };
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { setTraceIdHeaders } from "../observability/trace-id.js";
+import { setTraceIdHeaders } from "./trace-id.js";
 import { storeOutage } from "../storage/availability.js";
 import { AppError, codeForStatus, toProblem } from "./errors.js";
 import { fieldErrors } from "./validation.js";

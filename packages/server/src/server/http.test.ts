@@ -11,7 +11,7 @@ import type { TenantService } from "../tenants/service.js";
 import type { TokenService } from "../tokens/service.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
-import { buildApp } from "./app.js";
+import { buildApp } from "../app.js";
 
 describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () => {
   let server: TestServer;

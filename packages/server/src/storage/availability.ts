@@ -1,4 +1,4 @@
-import type { DatabaseConfig } from "../config.js";
+import type { DatabaseConfig } from "./settings.js";
 
 /**
  * Why the store cannot serve, in words an operator acts on:

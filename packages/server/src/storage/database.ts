@@ -4,7 +4,8 @@ import path from "node:path";
 import SQLite from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteDialect, sql, type CompiledQuery } from "kysely";
 import pg from "pg";
-import { ConfigError, type DatabaseConfig } from "../config.js";
+import { ConfigError } from "../shared/config-error.js";
+import type { DatabaseConfig } from "./settings.js";
 import { AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import type { Database } from "./schema.js";
 

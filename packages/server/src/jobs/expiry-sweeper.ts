@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { watchOutages } from "../jobs/outage-watch.js";
+import { watchOutages } from "./outage-watch.js";
 
 /** What can expire: Applications and tokens, each with its own delete-what-has-expired call. */
 export type Sweepers = Readonly<Record<string, () => Promise<number>>>;
