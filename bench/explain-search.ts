@@ -13,7 +13,7 @@ import { readMasterKey } from "../packages/server/src/master-key.js";
 import { compileSearch, coversEverything, topLevelPaths } from "../packages/server/src/search/compile.js";
 import { parseQuery } from "../packages/server/src/search/parser.js";
 import { toPredicate } from "../packages/server/src/search/predicate.js";
-import { createTenantKeys } from "../packages/server/src/tenants/keys.js";
+import { createTenantKeys } from "../packages/server/src/keys/tenant-keys.js";
 import { TOKEN_TYPES } from "../packages/server/src/tokens/token-types.js";
 import { searchScenarios } from "./search/scenarios.js";
 import { readManifest, tesseraEnv } from "./search/seed.js";
@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
     const masterKey = readMasterKey(config.masterKey);
     if (!("key" in masterKey)) throw new Error(`no master key at ${masterKey.missingDevFile}`);
     const keys = createTenantKeys({
-      db: vault.store.db,
+      store: vault.store,
       keyring: createKeyring(masterKey.key),
       clock: systemClock,
     });

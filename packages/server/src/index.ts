@@ -11,6 +11,7 @@ export {
 export { buildApp, type AppDeps } from "./app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
 export { StoreUnreachableError } from "./storage/availability.js";
-export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";
+export { MasterKeyMismatchError } from "./keys/tenant-keys.js";
+export { StoreNotInitializedError } from "./tenants/service.js";
 export { systemClock, type Clock } from "./clock.js";
 export { UnknownTenantError } from "./keys/rotation.js";

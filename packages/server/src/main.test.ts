@@ -10,7 +10,8 @@ import { ConfigError, loadConfig } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { bootstrap, openVault, serve } from "./main.js";
 import { migrateThrough } from "./storage/migrate.js";
-import { MasterKeyMismatchError } from "./tenants/service.js";
+import { keyStore } from "./keys/store.js";
+import { MasterKeyMismatchError } from "./keys/tenant-keys.js";
 import { tenantStore } from "./tenants/store.js";
 
 const silent = createLogger("silent");
@@ -149,7 +150,12 @@ describe.skipIf(STORE_UNAVAILABLE)(`a start with the wrong master key (${STORE})
     try {
       await migrateThrough(store, "0001-initial");
       const tenant = { id: "t-old", name: "old", createdBy: null, createdAt: "2026-01-01T00:00:00.000Z" };
-      await tenantStore(store.db).insert(tenant, createKeyring(randomBytes(32)).newTenantKeys(tenant.id));
+      await tenantStore(store.db).insert(tenant);
+      await keyStore(store.db).insert(
+        tenant.id,
+        createKeyring(randomBytes(32)).newTenantKeys(tenant.id),
+        tenant.createdAt,
+      );
     } finally {
       await store.close();
     }

@@ -30,14 +30,11 @@ import { buildApp } from "./app.js";
 import { unusableStore } from "./storage/availability.js";
 import { openStore, type Store } from "./storage/database.js";
 import { migrateToLatest } from "./storage/migrate.js";
-import { createTenantKeys, type TenantKeys } from "./tenants/keys.js";
-import {
-  createTenantService,
-  verifyMasterKey,
-  type CreatedTenant,
-  type TenantService,
-} from "./tenants/service.js";
-import { tenantStore } from "./tenants/store.js";
+import { keyStore } from "./keys/store.js";
+import { createTenantKeys, verifyMasterKey, type TenantKeys } from "./keys/tenant-keys.js";
+import { reactorResealing } from "./reactors/resealing.js";
+import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
+import { tokenResealing } from "./tokens/resealing.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
@@ -85,7 +82,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
   const configured = readMasterKey(config.masterKey);
   const store = openStore(config.database);
   try {
-    const stored = await tenantStore(store.db).anyKey();
+    const stored = await keyStore(store.db).any();
     const keyring = createKeyring(
       "key" in configured
         ? configured.key
@@ -95,9 +92,9 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     const applied = await migrateToLatest(store);
     if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
     const audit = createAuditRecorder({ store, clock });
-    const tenants = createTenantService({ store, keyring, clock, audit });
+    const tenantKeys = createTenantKeys({ store, keyring, clock });
+    const tenants = createTenantService({ store, keys: tenantKeys, clock, audit });
     const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
-    const tenantKeys = createTenantKeys({ db: store.db, keyring, clock });
     const tokens = createTokenService({
       store,
       keys: tenantKeys,
@@ -114,7 +111,25 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       modules: config.reactors.modules,
       retired: (reactorId) => void reactorRuntime.discard(reactorId),
     });
-    const keys = createKeyRotation({ store, keyring, clock, audit });
+    const keys = createKeyRotation({
+      store,
+      keyring,
+      clock,
+      tenantIds: () => tenants.ids(),
+      sealed: { reactors: reactorResealing, tokens: tokenResealing },
+      // Run from the command line: Tessera itself acts, so there is no actor.
+      onRotated: (trx, tenantId, version) =>
+        audit.within(trx, [
+          {
+            tenantId,
+            actorId: null,
+            action: "tenant.rotate_data_key",
+            entityType: "tenant",
+            entityId: tenantId,
+            details: { version },
+          },
+        ]),
+    });
     const reactorRuntime = createReactorRuntime(config.reactors, log);
     return {
       store,
@@ -126,12 +141,13 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       keys,
       tenantKeys,
       invocationStore: invocationStore(store),
-      webhookSecrets: createWebhookSecrets({ store, keyring, clock, audit }),
+      webhookSecrets: createWebhookSecrets({ keys: tenantKeys, clock, audit }),
       audit: {
         recorder: audit,
         service: createAuditService({ db: store.db }),
-        seal: () => sealAuditLog(store, keyring, clock),
-        verify: (tenantIds) => verifyAuditLog(store, keyring, clock, tenantIds),
+        seal: () => sealAuditLog(store, tenantKeys),
+        verify: async (tenantIds) =>
+          verifyAuditLog(store, tenantKeys, clock, tenantIds ?? (await tenants.ids())),
       },
       idempotency: createIdempotency({ db: store.db, keys: tenantKeys, clock }),
       clock,

@@ -10,6 +10,7 @@ import {
 } from "../../test/harness.js";
 import { createKeyring } from "../crypto/keyring.js";
 import { type Store } from "../storage/database.js";
+import { createTenantKeys } from "../keys/tenant-keys.js";
 import { verifyAuditLog } from "./verify.js";
 
 const SECRET_VALUE = "sk_live_audit_must_not_see_this";
@@ -42,7 +43,10 @@ describe.skipIf(STORE_UNAVAILABLE)("the audit log", () => {
     throw new Error("the audit log was not sealed");
   }
 
-  const verify = () => verifyAuditLog(store, keyring, server.clock, [tenantId]).then(([report]) => report!);
+  const verify = () =>
+    verifyAuditLog(store, createTenantKeys({ store, keyring, clock: server.clock }), server.clock, [
+      tenantId,
+    ]).then(([report]) => report!);
 
   beforeAll(async () => {
     server = await startTestServer({ TESSERA_JOB_POLL_MS: "50" });

@@ -1,36 +1,11 @@
 import type { Logger } from "pino";
 import { watchOutages } from "../jobs/outage-watch.js";
-import type { Clock } from "../clock.js";
-import type { Keyring } from "../crypto/keyring.js";
+import type { TenantKeys } from "../keys/tenant-keys.js";
 import type { Store } from "../storage/database.js";
-import { tenantStore } from "../tenants/store.js";
 import { GENESIS, linkHash } from "./chain.js";
 import { auditStore } from "./store.js";
 
 const BATCH = 500;
-
-/** The tenant's audit key, made on first use for tenants created before audit keys existed. */
-export async function auditKey(
-  store: Pick<Store, "db" | "transaction">,
-  keyring: Keyring,
-  clock: Clock,
-  tenantId: string,
-): Promise<Buffer> {
-  const find = async (db: Store["db"]) => (await tenantStore(db).keysOf(tenantId, "audit"))[0];
-  const existing = await find(store.db);
-  if (existing !== undefined) return keyring.unwrap(tenantId, existing);
-  return store.transaction(
-    async (trx) => {
-      // Another instance may have made it while this one waited for the lock.
-      const raced = await find(trx);
-      if (raced !== undefined) return keyring.unwrap(tenantId, raced);
-      const made = keyring.newKey(tenantId, "audit", 1);
-      await tenantStore(trx).addKey(tenantId, made, clock.now().toISOString());
-      return keyring.unwrap(tenantId, made);
-    },
-    { lock: `tessera:keys:${tenantId}` },
-  );
-}
 
 /**
  * Chains what was recorded: per tenant, in one transaction (under an advisory lock on PostgreSQL, so that
@@ -39,12 +14,12 @@ export async function auditKey(
  */
 export async function sealAuditLog(
   store: Pick<Store, "db" | "transaction">,
-  keyring: Keyring,
-  clock: Clock,
+  keys: Pick<TenantKeys, "ensure">,
 ): Promise<number> {
   let sealed = 0;
   for (const tenantId of await auditStore(store.db).tenantsWithUnsealed()) {
-    const key = await auditKey(store, keyring, clock, tenantId);
+    // Made on first use for tenants created before audit keys existed.
+    const key = await keys.ensure(tenantId, "audit");
     for (;;) {
       const count = await store.transaction(
         async (trx) => {

@@ -1,7 +1,6 @@
 import type { Clock } from "../clock.js";
-import type { Keyring } from "../crypto/keyring.js";
+import type { TenantKeys } from "../keys/tenant-keys.js";
 import type { Store } from "../storage/database.js";
-import { tenantStore } from "../tenants/store.js";
 import { GENESIS, linkHash } from "./chain.js";
 import { auditStore } from "./store.js";
 
@@ -28,16 +27,15 @@ export interface ChainReport {
  */
 export async function verifyAuditLog(
   store: Pick<Store, "db">,
-  keyring: Keyring,
+  keys: Pick<TenantKeys, "history">,
   clock: Clock,
-  tenantIds?: readonly string[],
+  tenantIds: readonly string[],
 ): Promise<ChainReport[]> {
   const audit = auditStore(store.db);
   const reports: ChainReport[] = [];
-  for (const tenantId of tenantIds ?? (await tenantStore(store.db).ids())) {
+  for (const tenantId of tenantIds) {
     const problems: string[] = [];
-    const [wrapped] = await tenantStore(store.db).keysOf(tenantId, "audit");
-    const key = wrapped === undefined ? undefined : keyring.unwrap(tenantId, wrapped);
+    const key = (await keys.history(tenantId, "audit"))[0]?.key;
     let expected = 1;
     let previous = GENESIS;
     let rows = 0;

@@ -4,7 +4,7 @@ import type { Clock } from "../clock.js";
 import { decrypt, encrypt } from "../crypto/cipher.js";
 import { AppError } from "../server/errors.js";
 import { isUniqueViolation, type Executor } from "../storage/database.js";
-import type { TenantKeys } from "../tenants/keys.js";
+import type { TenantKeys } from "../keys/tenant-keys.js";
 import { idempotencyStore, type KeyScope } from "./store.js";
 
 /** How long a key and its answer are kept (DESIGN: 24 h, as Stripe and Basis Theory do). */

@@ -1,13 +1,7 @@
 import type { Clock } from "../clock.js";
-import type { AuditRecorder } from "../audit/recorder.js";
 import type { Keyring } from "../crypto/keyring.js";
-import { openConfigurationBytes, sealConfigurationBytes } from "../reactors/sealing.js";
-import { reactorStore } from "../reactors/store.js";
-import type { Store } from "../storage/database.js";
-import { createTenantKeys, type VersionedKey } from "../tenants/keys.js";
-import { tenantStore } from "../tenants/store.js";
-import { openBytes, sealBytes } from "../tokens/sealing.js";
-import { tokenStore } from "../tokens/store.js";
+import type { Executor, Store } from "../storage/database.js";
+import { createTenantKeys, type VersionedKey } from "./tenant-keys.js";
 
 export class UnknownTenantError extends Error {
   constructor(readonly tenantIds: readonly string[]) {
@@ -23,6 +17,24 @@ export interface RewrapProgress {
 }
 
 /**
+ * Rows sealed under a tenant's data key, which rewrap re-encrypts under the newest version. Each feature that
+ * seals under the data key offers its rows this way (tokens/resealing.ts, reactors/resealing.ts), so that key
+ * rotation knows no feature's tables.
+ */
+export interface Resealable<Sealed extends { readonly keyVersion: number }> {
+  listBefore(
+    db: Executor,
+    tenantId: string,
+    version: number,
+    limit: number,
+  ): Promise<{ id: string; sealed: Sealed }[]>;
+  /** Opened under `old`, sealed again under `target`. */
+  reseal(old: Buffer, target: VersionedKey, tenantId: string, id: string, sealed: Sealed): Sealed;
+  /** Replaces `from` with `to` unless the row changed meanwhile; whether it did. */
+  replace(trx: Executor, tenantId: string, id: string, from: Sealed, to: Sealed): Promise<boolean>;
+}
+
+/**
  * Data-key rotation (DESIGN §5.6). `rotate` adds a newer data-key version, which new writes use from then on
  * (within the key cache's lifetime on every instance); reads accept every version. `rewrap` re-encrypts old
  * tokens under the newest version in small transactions, so it runs beside live traffic and can be stopped and
@@ -34,73 +46,60 @@ export function createKeyRotation({
   store,
   keyring,
   clock,
-  audit,
+  tenantIds,
+  sealed,
+  onRotated,
 }: {
-  store: Store;
+  store: Pick<Store, "db" | "transaction">;
   keyring: Keyring;
-  /** Absent where nothing is recorded (tests of the key machinery). */
-  audit?: AuditRecorder;
   clock: Clock;
+  /** Every tenant, in the order they were created. */
+  tenantIds: () => Promise<string[]>;
+  sealed: {
+    readonly reactors: Resealable<{ readonly keyVersion: number }>;
+    readonly tokens: Resealable<{ readonly keyVersion: number }> & {
+      /** How many are sealed under an older version than `version`, for progress. */
+      countBefore(db: Executor, tenantId: string, version: number): Promise<number>;
+    };
+  };
+  /** Records the rotation (the audit log), in its transaction; absent in tests of the key machinery. */
+  onRotated?: (trx: Executor, tenantId: string, version: number) => Promise<void>;
 }) {
-  const keys = createTenantKeys({ db: store.db, keyring, clock, ttlMs: 0 });
+  const keys = createTenantKeys({ store, keyring, clock, ttlMs: 0 });
 
-  async function rewrapReactors(tenantId: string, target: VersionedKey, batchSize: number): Promise<void> {
-    for (;;) {
-      const batch = await reactorStore(store.db).listSealedBefore(tenantId, target.version, batchSize);
-      if (batch.length === 0) return;
-      const resealings = await Promise.all(
-        batch.map(async ({ record, sealed }) => {
-          const old = await keys.version(tenantId, "data", sealed.keyVersion);
-          const plaintext = openConfigurationBytes(old, tenantId, record.id, sealed);
-          return {
-            id: record.id,
-            from: sealed,
-            to: sealConfigurationBytes(target, tenantId, record.id, plaintext),
-          };
-        }),
-      );
-      await store.transaction(async (trx) => {
-        for (const { id, from, to } of resealings) await reactorStore(trx).reseal(tenantId, id, from, to);
-      });
-    }
+  /** One batch of `rows` re-encrypted under `target`: how many were, and how many were listed. */
+  async function rewrapBatch<S extends { readonly keyVersion: number }>(
+    rows: Resealable<S>,
+    tenantId: string,
+    target: VersionedKey,
+    batchSize: number,
+  ): Promise<{ listed: number; resealed: number }> {
+    const batch = await rows.listBefore(store.db, tenantId, target.version, batchSize);
+    const resealings = await Promise.all(
+      batch.map(async ({ id, sealed }) => {
+        const old = await keys.version(tenantId, "data", sealed.keyVersion);
+        return { id, from: sealed, to: rows.reseal(old, target, tenantId, id, sealed) };
+      }),
+    );
+    let resealed = 0;
+    await store.transaction(async (trx) => {
+      for (const { id, from, to } of resealings) {
+        if (await rows.replace(trx, tenantId, id, from, to)) resealed += 1;
+      }
+    });
+    return { listed: batch.length, resealed };
   }
 
   return {
-    async rotate(tenantIds?: readonly string[]): Promise<{ tenantId: string; version: number }[]> {
-      const known = await tenantStore(store.db).ids();
-      const unknown = (tenantIds ?? []).filter((id) => !known.includes(id));
+    async rotate(only?: readonly string[]): Promise<{ tenantId: string; version: number }[]> {
+      const known = await tenantIds();
+      const unknown = (only ?? []).filter((id) => !known.includes(id));
       // Checked before anything changes, so a typo does not leave some tenants rotated and others not.
       if (unknown.length > 0) throw new UnknownTenantError(unknown);
-      const targets = tenantIds ?? known;
       const rotated = [];
-      for (const tenantId of targets) {
-        const version = await store.transaction(
-          async (trx) => {
-            const current = Math.max(
-              0,
-              ...(await tenantStore(trx).keys(tenantId))
-                .filter((k) => k.purpose === "data")
-                .map((k) => k.version),
-            );
-            await tenantStore(trx).addKey(
-              tenantId,
-              keyring.newKey(tenantId, "data", current + 1),
-              clock.now().toISOString(),
-            );
-            // Run from the command line: Tessera itself acts, so there is no actor.
-            await audit?.within(trx, [
-              {
-                tenantId,
-                actorId: null,
-                action: "tenant.rotate_data_key",
-                entityType: "tenant",
-                entityId: tenantId,
-                details: { version: current + 1 },
-              },
-            ]);
-            return current + 1;
-          },
-          { lock: `tessera:keys:${tenantId}` },
+      for (const tenantId of only ?? known) {
+        const version = await keys.addVersion(tenantId, "data", (trx, added) =>
+          onRotated === undefined ? Promise.resolve() : onRotated(trx, tenantId, added),
         );
         rotated.push({ tenantId, version });
       }
@@ -112,32 +111,17 @@ export function createKeyRotation({
       onProgress?: (progress: RewrapProgress) => void;
     }): Promise<number> {
       let resealed = 0;
-      for (const tenantId of await tenantStore(store.db).ids()) {
+      for (const tenantId of await tenantIds()) {
         const target = await keys.current(tenantId, "data");
-        await rewrapReactors(tenantId, target, options.batchSize);
-        const total = await tokenStore(store.db).countSealedBefore(tenantId, target.version);
+        while ((await rewrapBatch(sealed.reactors, tenantId, target, options.batchSize)).listed > 0);
+        const total = await sealed.tokens.countBefore(store.db, tenantId, target.version);
         let done = 0;
         options.onProgress?.({ tenantId, done, total });
         for (;;) {
-          const batch = await tokenStore(store.db).listSealedBefore(
-            tenantId,
-            target.version,
-            options.batchSize,
-          );
-          if (batch.length === 0) break;
-          const resealings = await Promise.all(
-            batch.map(async ({ record, sealed }) => {
-              const old = await keys.version(tenantId, "data", sealed.keyVersion);
-              const plaintext = openBytes(old, tenantId, record.id, sealed);
-              return { id: record.id, from: sealed, to: sealBytes(target, tenantId, record.id, plaintext) };
-            }),
-          );
-          await store.transaction(async (trx) => {
-            for (const { id, from, to } of resealings) {
-              if (await tokenStore(trx).reseal(tenantId, id, from, to)) resealed += 1;
-            }
-          });
-          done = Math.min(total, done + batch.length);
+          const batch = await rewrapBatch(sealed.tokens, tenantId, target, options.batchSize);
+          if (batch.listed === 0) break;
+          resealed += batch.resealed;
+          done = Math.min(total, done + batch.listed);
           options.onProgress?.({ tenantId, done, total });
         }
       }

@@ -13,8 +13,10 @@ import {
 import { createAuditRecorder } from "../audit/recorder.js";
 import { createKeyring } from "../crypto/keyring.js";
 import { createKeyRotation } from "../keys/rotation.js";
+import { tokenResealing } from "../tokens/resealing.js";
+import { reactorResealing } from "./resealing.js";
 import { type Store } from "../storage/database.js";
-import { createTenantKeys } from "../tenants/keys.js";
+import { createTenantKeys } from "../keys/tenant-keys.js";
 import { createReactorService, type ReactorService } from "./service.js";
 
 const CODE = "module.exports = async ({ configuration }) => ({ raw: Object.keys(configuration) });";
@@ -46,7 +48,7 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors at rest", () => {
     const keyring = createKeyring(Buffer.from(TEST_MASTER_KEY, "base64"));
     service = createReactorService({
       db: store.db,
-      keys: createTenantKeys({ db: store.db, keyring, clock: server.clock }),
+      keys: createTenantKeys({ store, keyring, clock: server.clock }),
       clock: server.clock,
       audit: createAuditRecorder({ store, clock: server.clock }),
     });
@@ -167,6 +169,8 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors at rest", () => {
       store,
       keyring: createKeyring(Buffer.from(TEST_MASTER_KEY, "base64")),
       clock: server.clock,
+      tenantIds: async () => [tenantId],
+      sealed: { reactors: reactorResealing, tokens: tokenResealing },
     });
     expect(await rotation.rotate([tenantId])).toEqual([{ tenantId, version: 2 }]);
     await rotation.rewrap({ batchSize: 2 });

@@ -1,5 +1,5 @@
 import { decrypt, encrypt } from "../crypto/cipher.js";
-import type { VersionedKey } from "../tenants/keys.js";
+import type { VersionedKey } from "../keys/tenant-keys.js";
 import type { SealedConfiguration } from "./types.js";
 
 /**

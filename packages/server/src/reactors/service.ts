@@ -9,7 +9,7 @@ import { AppError, addError, type FieldErrors } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
 import type { Executor, Reads } from "../storage/database.js";
-import type { TenantKeys } from "../tenants/keys.js";
+import type { TenantKeys } from "../keys/tenant-keys.js";
 import { checkReactorCode, type CodeProblem } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
 import { MAX_CONFIGURATION_ENTRIES } from "./schemas.js";

@@ -7,11 +7,11 @@ import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
-import type { Keyring } from "../crypto/keyring.js";
+import type { TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
 import type { Executor, Store } from "../storage/database.js";
-import { tenantStore, type StoredTenantKey } from "./store.js";
+import { tenantStore } from "./store.js";
 import type { Tenant } from "./types.js";
 
 const BOOTSTRAP_TENANT = "bootstrap_tenant_id";
@@ -19,7 +19,7 @@ const BOOTSTRAP_APPLICATION = "bootstrap_application_id";
 
 export interface TenantServiceDeps {
   readonly store: Store;
-  readonly keyring: Keyring;
+  readonly keys: Pick<TenantKeys, "createFor">;
   readonly clock: Clock;
   /** Absent where nothing is recorded (tests of the key machinery). */
   readonly audit?: AuditRecorder;
@@ -36,26 +36,7 @@ export class StoreNotInitializedError extends Error {
   }
 }
 
-export class MasterKeyMismatchError extends Error {
-  constructor() {
-    super(
-      "the configured master key cannot unwrap this store's keys: it is not the key the store was created with",
-    );
-    this.name = "MasterKeyMismatchError";
-  }
-}
-
-/** Throws MasterKeyMismatchError unless the keyring's master key unwraps `stored`, a key the store holds. */
-export function verifyMasterKey(keyring: Keyring, stored: StoredTenantKey | undefined): void {
-  if (stored === undefined) return;
-  try {
-    keyring.unwrap(stored.tenantId, stored.key);
-  } catch {
-    throw new MasterKeyMismatchError();
-  }
-}
-
-export function createTenantService({ store, keyring, clock, audit }: TenantServiceDeps) {
+export function createTenantService({ store, keys, clock, audit }: TenantServiceDeps) {
   /** What Tessera itself does (first start, key recovery) is in the tenant's log too, with no actor. */
   const bySystem = (
     tenantId: string,
@@ -78,7 +59,8 @@ export function createTenantService({ store, keyring, clock, audit }: TenantServ
   ): Promise<CreatedTenant> {
     const now = clock.now();
     const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: now.toISOString() };
-    await tenantStore(trx).insert(tenant, keyring.newTenantKeys(tenant.id));
+    await tenantStore(trx).insert(tenant);
+    await keys.createFor(trx, tenant.id, tenant.createdAt);
     const issued = await insertApplication(trx, {
       tenantId: tenant.id,
       name: `${name} administrator`.slice(0, 200),
@@ -94,6 +76,11 @@ export function createTenantService({ store, keyring, clock, audit }: TenantServ
   }
 
   return {
+    /** Every tenant's id, in the order they were created (key rotation, audit verification). */
+    ids(): Promise<string[]> {
+      return tenantStore(store.db).ids();
+    },
+
     /** A new tenant's administrator gets every management permission except creating further tenants. */
     async create(principal: Principal, input: { name: string }): Promise<CreatedTenant> {
       const name = input.name.trim();

@@ -1,5 +1,5 @@
 import { decrypt, encrypt } from "../crypto/cipher.js";
-import type { VersionedKey } from "../tenants/keys.js";
+import type { VersionedKey } from "../keys/tenant-keys.js";
 import type { SealedData } from "./types.js";
 
 /** The AAD binds a token's data to its tenant and id: a ciphertext copied to another row does not decrypt. */

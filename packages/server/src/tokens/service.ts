@@ -32,7 +32,7 @@ import {
   type RunWrite,
   type Store,
 } from "../storage/database.js";
-import type { TenantKeys, VersionedKey } from "../tenants/keys.js";
+import type { TenantKeys, VersionedKey } from "../keys/tenant-keys.js";
 import { cardExposureProblem, checkBudget, createCardExposureCheck, isCardType } from "./card-mask.js";
 import { ExpressionError, type ExpressionEngine, type ExpressionScope } from "./expressions.js";
 import { MAX_METADATA_ENTRIES } from "./schemas.js";

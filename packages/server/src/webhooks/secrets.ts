@@ -2,9 +2,7 @@ import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
-import type { Keyring } from "../crypto/keyring.js";
-import type { Store } from "../storage/database.js";
-import { tenantStore } from "../tenants/store.js";
+import type { TenantKeys } from "../keys/tenant-keys.js";
 import { secretText } from "./signing.js";
 
 /** After a rotation, messages are signed with the previous secret as well for this long. */
@@ -25,21 +23,16 @@ export interface WebhookSecret {
  * signing for a day, so receivers can switch to the new one without dropping a message.
  */
 export function createWebhookSecrets(deps: {
-  store: Pick<Store, "db" | "transaction">;
-  keyring: Keyring;
+  keys: Pick<TenantKeys, "history" | "addVersion">;
   clock: Clock;
   audit: AuditRecorder;
 }) {
   async function loaded(tenantId: string) {
-    const keys = await tenantStore(deps.store.db).keysOf(tenantId, "webhook");
-    const newest = keys[0];
+    const [newest, before] = await deps.keys.history(tenantId, "webhook");
     if (newest === undefined) throw new Error("tenant has no webhook key");
     const overlapEnds = new Date(new Date(newest.createdAt).getTime() + ROTATION_OVERLAP_MS);
-    const previous = keys[1] !== undefined && overlapEnds > deps.clock.now() ? keys[1] : undefined;
-    return {
-      newest: { ...newest, key: deps.keyring.unwrap(tenantId, newest) },
-      previous: previous && { ...previous, key: deps.keyring.unwrap(tenantId, previous), until: overlapEnds },
-    };
+    const previous = before !== undefined && overlapEnds > deps.clock.now() ? before : undefined;
+    return { newest, previous: previous && { ...previous, until: overlapEnds } };
   }
 
   function present(loadedKeys: Awaited<ReturnType<typeof loaded>>): WebhookSecret {
@@ -64,25 +57,15 @@ export function createWebhookSecrets(deps: {
 
     async rotate(principal: Principal): Promise<WebhookSecret> {
       const { tenantId } = principal;
-      await deps.store.transaction(
-        async (trx) => {
-          const [newest] = await tenantStore(trx).keysOf(tenantId, "webhook");
-          const version = (newest?.version ?? 0) + 1;
-          await tenantStore(trx).addKey(
-            tenantId,
-            deps.keyring.newKey(tenantId, "webhook", version),
-            deps.clock.now().toISOString(),
-          );
-          await deps.audit.within(trx, [
-            auditEntry(
-              principal,
-              "webhook.rotate_secret",
-              { type: "webhook_secret", id: null },
-              { details: { version } },
-            ),
-          ]);
-        },
-        { lock: `tessera:keys:${tenantId}` },
+      await deps.keys.addVersion(tenantId, "webhook", (trx, version) =>
+        deps.audit.within(trx, [
+          auditEntry(
+            principal,
+            "webhook.rotate_secret",
+            { type: "webhook_secret", id: null },
+            { details: { version } },
+          ),
+        ]),
       );
       return present(await loaded(tenantId));
     },

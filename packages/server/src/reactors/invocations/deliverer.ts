@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Clock } from "../../clock.js";
 import { startWorkLoop, type WorkLoop } from "../../jobs/work-loop.js";
-import type { TenantKeys } from "../../tenants/keys.js";
+import type { TenantKeys } from "../../keys/tenant-keys.js";
 import { nextAttemptDelay, type RetryPolicy } from "../../webhooks/backoff.js";
 import { postWebhook, type PostResult } from "../../webhooks/post.js";
 import { signWebhook } from "../../webhooks/signing.js";

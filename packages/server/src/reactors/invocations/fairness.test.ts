@@ -13,7 +13,7 @@ import {
 import { startWebhookReceiver, type WebhookReceiver } from "../../../test/webhook-receiver.js";
 import { createKeyring } from "../../crypto/keyring.js";
 import type { Store } from "../../storage/database.js";
-import { createTenantKeys } from "../../tenants/keys.js";
+import { createTenantKeys } from "../../keys/tenant-keys.js";
 import { sealJson } from "./sealing.js";
 import { invocationStore } from "./store.js";
 
@@ -100,7 +100,7 @@ describe.skipIf(STORE_UNAVAILABLE)("fair webhook delivery and the per-tenant que
   async function holdDeliveries(tenantId: string): Promise<void> {
     const clock = first().clock;
     const keys = createTenantKeys({
-      db: store.db,
+      store,
       keyring: createKeyring(Buffer.from(TEST_MASTER_KEY, "base64")),
       clock,
     });

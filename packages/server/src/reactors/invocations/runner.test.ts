@@ -11,7 +11,7 @@ import { createKeyring } from "../../crypto/keyring.js";
 import { createLogger } from "../../observability/logging.js";
 import { type Store } from "../../storage/database.js";
 import { migrateToLatest } from "../../storage/migrate.js";
-import { createTenantKeys } from "../../tenants/keys.js";
+import { createTenantKeys } from "../../keys/tenant-keys.js";
 import { createTenantService } from "../../tenants/service.js";
 import { MAX_RUN_ATTEMPTS, startInvocationRunner } from "./runner.js";
 import { openJson, sealJson } from "./sealing.js";
@@ -30,7 +30,11 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation runner", () => {
     database = await createTestDatabase();
     store = database.open();
     await migrateToLatest(store);
-    tenantId = (await createTenantService({ store, keyring, clock }).bootstrap({}))!.tenant.id;
+    tenantId = (await createTenantService({
+      store,
+      keys: createTenantKeys({ store, keyring, clock }),
+      clock,
+    }).bootstrap({}))!.tenant.id;
     invocations = invocationStore(store);
   });
   afterAll(async () => {
@@ -39,7 +43,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation runner", () => {
   });
 
   it(`fails an invocation interrupted ${MAX_RUN_ATTEMPTS} times without running it again`, async () => {
-    const keys = createTenantKeys({ db: store.db, keyring, clock });
+    const keys = createTenantKeys({ store, keyring, clock });
     const key = await keys.current(tenantId, "data");
     const id = randomUUID();
     await invocations.insert({

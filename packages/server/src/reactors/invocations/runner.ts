@@ -3,7 +3,7 @@ import type { Clock } from "../../clock.js";
 import { startWorkLoop, type WorkLoop } from "../../jobs/work-loop.js";
 import { AppError, toProblem } from "../../server/errors.js";
 import { storeOutage } from "../../storage/availability.js";
-import type { TenantKeys } from "../../tenants/keys.js";
+import type { TenantKeys } from "../../keys/tenant-keys.js";
 import type { ReactAnswer, ReactorInvocation } from "../invoke.js";
 import { openJson, sealJson } from "./sealing.js";
 import type { InvocationStore } from "./store.js";

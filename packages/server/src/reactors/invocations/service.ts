@@ -3,7 +3,7 @@ import type { ReadContext } from "../../storage/database.js";
 import type { Clock } from "../../clock.js";
 import { uuidv7 } from "../../crypto/uuid-v7.js";
 import { AppError } from "../../server/errors.js";
-import type { TenantKeys } from "../../tenants/keys.js";
+import type { TenantKeys } from "../../keys/tenant-keys.js";
 import { callbackUrlProblem, type CallbackUrlPolicy } from "../../webhooks/callback-url.js";
 import type { ReactorInvocation } from "../invoke.js";
 import { openJson, sealJson } from "./sealing.js";

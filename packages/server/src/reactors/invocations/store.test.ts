@@ -11,6 +11,7 @@ import { createKeyring } from "../../crypto/keyring.js";
 import { type Store } from "../../storage/database.js";
 import { migrateToLatest } from "../../storage/migrate.js";
 import { createTenantService } from "../../tenants/service.js";
+import { createTenantKeys } from "../../keys/tenant-keys.js";
 import { invocationStore, type Claim, type DeliveryClaim, type InvocationStore } from "./store.js";
 import type { InvocationRecord } from "./types.js";
 
@@ -122,7 +123,11 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     await migrateToLatest(store);
     const tenants = createTenantService({
       store,
-      keyring: createKeyring(Buffer.from(TEST_MASTER_KEY, "base64")),
+      keys: createTenantKeys({
+        store,
+        keyring: createKeyring(Buffer.from(TEST_MASTER_KEY, "base64")),
+        clock: { now: () => new Date(T0) },
+      }),
       clock: { now: () => new Date(T0) },
     });
     tenantId = (await tenants.bootstrap({}))!.tenant.id;
