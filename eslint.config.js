@@ -61,8 +61,8 @@ export default tseslint.config(
     },
   },
   {
-    // Search is the other place SQL may live (the compiler emits Kysely expressions over the schema types), but
-    // it runs nothing itself and knows no feature.
+    // Search is the other place SQL may live: its SQL stage (compile.ts emits Kysely expressions over the schema
+    // types, run.ts runs them on the store's read paths), but it knows no feature.
     files: ["packages/server/src/search/**"],
     rules: {
       "no-restricted-imports": [
@@ -70,7 +70,6 @@ export default tseslint.config(
         {
           patterns: [
             "fastify",
-            "../storage/database*",
             "../storage/migrations/*",
             "../applications/*",
             "../tenants/*",

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { existsSync, writeFileSync } from "node:fs";
 import SQLite from "better-sqlite3";
 import { uuidv7 } from "../packages/server/src/crypto/uuid-v7.js";
-import { openStore } from "../packages/server/src/storage/database.js";
+import { openStore } from "../packages/server/src/storage/open.js";
 import { migrateToLatest } from "../packages/server/src/storage/migrate.js";
 import type { RoundFigures } from "./load.js";
 

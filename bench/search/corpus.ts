@@ -1,6 +1,6 @@
 // The search benchmark's corpus: a deterministic mix of token types, containers and metadata, every value valid
 // for its type, so that one seed and one size always give the same vault. Pure: no I/O, no clock.
-import type { CreateTokenInput } from "../../packages/server/src/tokens/service.js";
+import type { CreateTokenInput } from "../../packages/server/src/tokens/draft.js";
 import type { TokenType } from "../../packages/server/src/tokens/token-types.js";
 
 const REGIONS = ["eu", "us", "apac", "latam", "mea"] as const;

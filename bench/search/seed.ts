@@ -14,7 +14,7 @@ import type { Clock } from "../../packages/server/src/clock.js";
 import { loadConfig } from "../../packages/server/src/config.js";
 import { AppError } from "../../packages/server/src/server/errors.js";
 import { bootstrap, createLogger, openVault } from "../../packages/server/src/main.js";
-import type { CreateTokenInput } from "../../packages/server/src/tokens/service.js";
+import type { CreateTokenInput } from "../../packages/server/src/tokens/draft.js";
 import { TOKEN_TYPES, type TokenType } from "../../packages/server/src/tokens/token-types.js";
 import type { TokenRecord } from "../../packages/server/src/tokens/types.js";
 import { corpus, customerIdOf, type CorpusToken } from "./corpus.js";

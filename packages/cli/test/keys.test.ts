@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadConfig } from "../../server/src/config.js";
-import { openStore } from "../../server/src/storage/database.js";
+import { openStore } from "../../server/src/storage/open.js";
 import {
   STORE,
   STORE_UNAVAILABLE,

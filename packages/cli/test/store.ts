@@ -1,5 +1,6 @@
 import { loadConfig } from "../../server/src/config.js";
-import { openStore, type Store } from "../../server/src/storage/database.js";
+import { type Store } from "../../server/src/storage/database.js";
+import { openStore } from "../../server/src/storage/open.js";
 
 /** Opens the store the servers under test use (their environment), runs `fn` on it, and closes it again. */
 export async function withStore<T>(

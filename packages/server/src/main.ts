@@ -28,7 +28,8 @@ import { createReactorRuntime, instrumented, type ReactorRuntime } from "./react
 import { createReactorService, type ReactorService } from "./reactors/service.js";
 import { buildApp } from "./app.js";
 import { unusableStore } from "./storage/availability.js";
-import { openStore, type Store } from "./storage/database.js";
+import { type Store } from "./storage/database.js";
+import { openStore } from "./storage/open.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { keyStore } from "./keys/store.js";
 import { createTenantKeys, verifyMasterKey, type TenantKeys } from "./keys/tenant-keys.js";
@@ -118,8 +119,8 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       tenantIds: () => tenants.ids(),
       sealed: { reactors: reactorResealing, tokens: tokenResealing },
       // Run from the command line: Tessera itself acts, so there is no actor.
-      onRotated: (trx, tenantId, version) =>
-        audit.within(trx, [
+      onRotated: (write, tenantId, version) =>
+        audit.within(write, [
           {
             tenantId,
             actorId: null,

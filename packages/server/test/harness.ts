@@ -8,7 +8,8 @@ import { expect, inject } from "vitest";
 import type { Clock } from "../src/clock.js";
 import { loadConfig } from "../src/config.js";
 import { serve, type RunningServer } from "../src/main.js";
-import { openStore, type Store } from "../src/storage/database.js";
+import { type Store } from "../src/storage/database.js";
+import { openStore } from "../src/storage/open.js";
 import { createLogger } from "../src/observability/logging.js";
 
 /** Which store this vitest project runs against (vitest.config.ts defines one project per store). */

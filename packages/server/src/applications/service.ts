@@ -13,7 +13,7 @@ import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import { AppError, type FieldErrors } from "../server/errors.js";
 import { parseTimestamp, textProblem } from "../shared/text.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import type { Executor, ReadContext, Reads } from "../storage/database.js";
+import { type Executor, type ReadContext, type Reads, writeContext } from "../storage/database.js";
 import { applicationStore } from "./store.js";
 import type { Application, Principal } from "../access/principal.js";
 
@@ -110,7 +110,7 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
           ...checked,
         });
         const { application } = issued;
-        await audit.within(trx, [
+        await audit.within(writeContext(trx), [
           auditEntry(
             principal,
             "application.create",
@@ -148,7 +148,7 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
         if (!(await applicationStore(trx).update(principal.tenantId, id, changes))) {
           throw AppError.notFound(`Application ${id}`);
         }
-        await audit.within(trx, [
+        await audit.within(writeContext(trx), [
           auditEntry(
             principal,
             "application.update",
@@ -171,7 +171,7 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
         ) {
           throw AppError.notFound(`Application ${id}`);
         }
-        await audit.within(trx, [
+        await audit.within(writeContext(trx), [
           auditEntry(principal, "application.regenerate_key", { type: "application", id }),
         ]);
       });
@@ -183,7 +183,9 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
         if (!(await applicationStore(trx).delete(principal.tenantId, id, clock.now().toISOString()))) {
           throw AppError.notFound(`Application ${id}`);
         }
-        await audit.within(trx, [auditEntry(principal, "application.delete", { type: "application", id })]);
+        await audit.within(writeContext(trx), [
+          auditEntry(principal, "application.delete", { type: "application", id }),
+        ]);
       });
     },
 

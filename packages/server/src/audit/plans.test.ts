@@ -2,7 +2,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { Kysely, SqliteDialect, type CompiledQuery } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config.js";
-import { openStore } from "../storage/database.js";
+import { openStore } from "../storage/open.js";
 import { migrateToLatest } from "../storage/migrate.js";
 import type { Database } from "../storage/schema.js";
 import { STORE, TEST_MASTER_KEY, createTestDatabase, type TestDatabase } from "../../test/harness.js";

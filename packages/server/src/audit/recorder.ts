@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { AppError } from "../server/errors.js";
 import { storeOutage } from "../storage/availability.js";
-import { runThrough, type Executor, type RunWrite, type Store } from "../storage/database.js";
+import type { RunWrite, Store, WriteContext } from "../storage/database.js";
 import { auditInsert } from "./store.js";
 import type { AuditEntry } from "./types.js";
 
@@ -13,11 +13,8 @@ import type { AuditEntry } from "./types.js";
  * fails the read fails. Entries are chained later by the sealer (sealer.ts).
  */
 export interface AuditRecorder {
-  /**
-   * As part of `trx`: the entries commit or roll back with the change they record. `run` is the write's own
-   * statement runner when it has one (the hot path of token writes).
-   */
-  within(trx: Executor, entries: readonly AuditEntry[], run?: RunWrite): Promise<void>;
+  /** As part of `write`: the entries commit or roll back with the change they record. */
+  within(write: WriteContext, entries: readonly AuditEntry[]): Promise<void>;
   /** A write of its own for reads (a group commit on SQLite): resolves once it is committed. */
   record(entries: readonly AuditEntry[]): Promise<void>;
 }
@@ -51,13 +48,13 @@ export function createAuditRecorder(deps: {
   }
 
   return {
-    async within(trx, entries, run = runThrough(trx)) {
+    async within({ run }, entries) {
       if (entries.length > 0) await insert(run, entries).catch(failClosed);
     },
     async record(entries) {
       if (entries.length > 0) {
         // Lazy: committed before the read is answered, on disk within LAZY_SYNC_MS (docs/audit.md#cost).
-        await deps.store.write((_trx, run) => insert(run, entries), { lazy: true }).catch(failClosed);
+        await deps.store.write(({ run }) => insert(run, entries), { lazy: true }).catch(failClosed);
       }
     },
   };

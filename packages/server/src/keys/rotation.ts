@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Keyring } from "../crypto/keyring.js";
-import type { Executor, Store } from "../storage/database.js";
+import type { Executor, Store, WriteContext } from "../storage/database.js";
 import { createTenantKeys, type VersionedKey } from "./tenant-keys.js";
 
 export class UnknownTenantError extends Error {
@@ -63,7 +63,7 @@ export function createKeyRotation({
     };
   };
   /** Records the rotation (the audit log), in its transaction; absent in tests of the key machinery. */
-  onRotated?: (trx: Executor, tenantId: string, version: number) => Promise<void>;
+  onRotated?: (write: WriteContext, tenantId: string, version: number) => Promise<void>;
 }) {
   const keys = createTenantKeys({ store, keyring, clock, ttlMs: 0 });
 
@@ -98,8 +98,8 @@ export function createKeyRotation({
       if (unknown.length > 0) throw new UnknownTenantError(unknown);
       const rotated = [];
       for (const tenantId of only ?? known) {
-        const version = await keys.addVersion(tenantId, "data", (trx, added) =>
-          onRotated === undefined ? Promise.resolve() : onRotated(trx, tenantId, added),
+        const version = await keys.addVersion(tenantId, "data", (write, added) =>
+          onRotated === undefined ? Promise.resolve() : onRotated(write, tenantId, added),
         );
         rotated.push({ tenantId, version });
       }

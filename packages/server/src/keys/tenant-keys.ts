@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Keyring, TenantKeyPurpose } from "../crypto/keyring.js";
-import type { Executor, Store } from "../storage/database.js";
+import { writeContext, type Executor, type Store, type WriteContext } from "../storage/database.js";
 import { keyStore, type StoredTenantKey } from "./store.js";
 
 export interface VersionedKey {
@@ -34,7 +34,7 @@ export interface TenantKeys {
   addVersion(
     tenantId: string,
     purpose: TenantKeyPurpose,
-    also?: (trx: Executor, version: number) => Promise<void>,
+    also?: (write: WriteContext, version: number) => Promise<void>,
   ): Promise<number>;
   /**
    * The newest version of a purpose, read now, its version 1 made if the tenant has none (tenants created before
@@ -137,7 +137,7 @@ export function createTenantKeys(deps: {
           const version = (newest?.version ?? 0) + 1;
           const made = keyring.newKey(tenantId, purpose, version);
           await keyStore(trx).insert(tenantId, [made], clock.now().toISOString());
-          await also?.(trx, version);
+          await also?.(writeContext(trx), version);
           return version;
         },
         { lock: lockOf(tenantId) },

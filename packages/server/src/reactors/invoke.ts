@@ -2,7 +2,7 @@ import { TesseraClient, TesseraError, type Fetch } from "@tessera/sdk";
 import type { Principal } from "../access/principal.js";
 import type { ReadContext } from "../storage/database.js";
 import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
-import type { TokenService } from "../tokens/service.js";
+import type { Detokenizer } from "../tokens/bulk.js";
 import type { InternalCredential, InternalCredentials } from "./internal-credentials.js";
 import { checkCustomResponse, type CustomResponse } from "./custom-response.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
@@ -15,7 +15,8 @@ import { ReactorLoadError, WorkerStartError } from "./sandbox/worker.js";
 
 export interface ReactorInvocationDeps {
   readonly runtime: ReactorRuntime;
-  readonly tokens: TokenService;
+  /** Only detokenization: a reactor reaches tokens otherwise through the API, as its Application (svc). */
+  readonly tokens: Detokenizer;
   readonly credentials: InternalCredentials;
   /** Reaches this server's own API in process (Fastify's inject), never over the network. */
   readonly fetch: Fetch;

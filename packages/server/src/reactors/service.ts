@@ -8,7 +8,7 @@ import { mergePatch } from "../json/merge-patch.js";
 import { AppError, addError, type FieldErrors } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
 import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
-import type { Executor, Reads } from "../storage/database.js";
+import { type Executor, type Reads, writeContext } from "../storage/database.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { checkReactorCode, type CodeProblem } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
@@ -167,7 +167,7 @@ export function createReactorService({
         modifiedAt: clock.now().toISOString(),
       };
       await reactors.update(tenantId, id, changes);
-      await audit.within(trx, [
+      await audit.within(writeContext(trx), [
         auditEntry(principal, "reactor.update", { type: "reactor", id }, { details: reactorDetails(input) }),
       ]);
       return {
@@ -209,7 +209,7 @@ export function createReactorService({
           reactor,
           sealConfiguration(key, tenantId, reactor.id, reactor.configuration),
         );
-        await audit.within(trx, [
+        await audit.within(writeContext(trx), [
           auditEntry(
             principal,
             "reactor.create",
@@ -261,7 +261,9 @@ export function createReactorService({
       await db.transaction().execute(async (trx) => {
         if (!(await reactorStore(trx).delete(principal.tenantId, id)))
           throw AppError.notFound(`Reactor ${id}`);
-        await audit.within(trx, [auditEntry(principal, "reactor.delete", { type: "reactor", id })]);
+        await audit.within(writeContext(trx), [
+          auditEntry(principal, "reactor.delete", { type: "reactor", id }),
+        ]);
       });
       retired?.(id);
     },

@@ -2,7 +2,6 @@ import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, type SqliteDatab
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blindIndex } from "../crypto/blind-index.js";
-// eslint-disable-next-line no-restricted-imports -- the plans are read from a real store
 import { type Store } from "../storage/database.js";
 import { migrateToLatest } from "../storage/migrate.js";
 import type { Database } from "../storage/schema.js";

@@ -11,7 +11,8 @@ import {
   type TestDatabase,
 } from "../../test/harness.js";
 import { loadConfig } from "../config.js";
-import { openStore, type Executor, type Store } from "./database.js";
+import { type Executor, type Store, type WriteContext } from "./database.js";
+import { openStore } from "./open.js";
 import { migrateToLatest } from "./migrate.js";
 
 /** A reactor row as the triggers of migration 0010 see it; its content does not matter here. */
@@ -51,7 +52,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
 
   const put =
     (key: string, fail = false) =>
-    (trx: Store["db"]) =>
+    ({ db: trx }: WriteContext) =>
       trx
         .insertInto("tessera_meta")
         .values({ key, value: "v" })
@@ -104,9 +105,9 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     // commit is in the WAL (the OS has it), even though the lazy fsync had no time to run.
     const script = `
       const { loadConfig } = await import(${JSON.stringify(new URL("../config.ts", import.meta.url).pathname)});
-      const { openStore } = await import(${JSON.stringify(new URL("./database.ts", import.meta.url).pathname)});
+      const { openStore } = await import(${JSON.stringify(new URL("./open.ts", import.meta.url).pathname)});
       const store = openStore(loadConfig(JSON.parse(process.env.CONFIG)).database);
-      await store.write((trx) => trx.insertInto("tessera_meta").values({ key: "killed", value: "v" }).execute(), { lazy: true });
+      await store.write(({ db: trx }) => trx.insertInto("tessera_meta").values({ key: "killed", value: "v" }).execute(), { lazy: true });
       process.kill(process.pid, "SIGKILL");
     `;
     const child = spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
@@ -132,7 +133,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
         await Promise.all(
           Array.from({ length: 200 }, (_, i) =>
             store.write(
-              (trx) =>
+              ({ db: trx }) =>
                 trx
                   .insertInto("tessera_meta")
                   .values({ key: `k${round}-${i}`, value })
@@ -306,7 +307,7 @@ describe.skipIf(STORE !== "sqlite")("the SQLite WAL file", () => {
     const deadline = Date.now() + 20_000;
     let commits = 0;
     while (statSync(wal).size > LIMIT && Date.now() < deadline) {
-      await store.write((trx) =>
+      await store.write(({ db: trx }) =>
         trx
           .insertInto("tessera_meta")
           .values({ key: `after-${commits++}`, value: "v" })

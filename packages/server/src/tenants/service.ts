@@ -10,7 +10,7 @@ import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
-import type { Executor, Store } from "../storage/database.js";
+import { type Executor, type Store, writeContext } from "../storage/database.js";
 import { tenantStore } from "./store.js";
 import type { Tenant } from "./types.js";
 
@@ -90,7 +90,7 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
         const created = await insertTenant(trx, name, principal.application.id, {
           includeTenantCreate: false,
         });
-        await audit?.within(trx, [
+        await audit?.within(writeContext(trx), [
           auditEntry(principal, "tenant.create", { type: "tenant", id: created.tenant.id }),
           {
             ...bySystem(created.tenant.id, "tenant.create", created.tenant.id),
@@ -118,7 +118,9 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
           const created = await insertTenant(trx, "default", null, { includeTenantCreate: true, ...options });
           await tenantStore(trx).setMeta(BOOTSTRAP_TENANT, created.tenant.id);
           await tenantStore(trx).setMeta(BOOTSTRAP_APPLICATION, created.application.id);
-          await audit?.within(trx, [bySystem(created.tenant.id, "tenant.create", created.tenant.id)]);
+          await audit?.within(writeContext(trx), [
+            bySystem(created.tenant.id, "tenant.create", created.tenant.id),
+          ]);
           return created;
         },
         { lock: "tessera:bootstrap" },
@@ -154,7 +156,7 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
               key,
             });
             await meta.setMeta(BOOTSTRAP_APPLICATION, issued.application.id);
-            await audit?.within(trx, [
+            await audit?.within(writeContext(trx), [
               bySystem(tenantId, "application.regenerate_key", issued.application.id),
             ]);
             return key;
@@ -168,7 +170,9 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
             modifiedAt: modified.at,
           });
           await applications.replaceKeyHash(tenantId, existing.id, hashApiKey(key), modified);
-          await audit?.within(trx, [bySystem(tenantId, "application.regenerate_key", existing.id)]);
+          await audit?.within(writeContext(trx), [
+            bySystem(tenantId, "application.regenerate_key", existing.id),
+          ]);
           return key;
         },
         { lock: "tessera:bootstrap" },

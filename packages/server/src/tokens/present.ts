@@ -1,6 +1,6 @@
 import type { Static } from "typebox";
 import type { TokenSchema } from "./schemas.js";
-import type { TokenView } from "./service.js";
+import type { TokenView } from "./views.js";
 
 export type TokenWire = Static<typeof TokenSchema>;
 

@@ -18,7 +18,8 @@ import {
   TokenPage,
   TokenSchema,
 } from "./schemas.js";
-import type { CreateTokenInput, TokenService } from "./service.js";
+import type { CreateTokenInput } from "./draft.js";
+import type { TokenService } from "./service.js";
 
 const tags = ["Tokens"];
 const MERGE_PATCH = "application/merge-patch+json";

@@ -1,16 +1,14 @@
 import { createHash } from "node:crypto";
 import { CompiledQuery, PostgresAdapter, sql, type Selectable } from "kysely";
 import { containerPaths, ROOT } from "../access/decide.js";
+import type { PageRow } from "../search/run.js";
 import {
-  coversEverything,
-  searchKey,
-  searchStatements,
-  topLevelPaths,
-  type PAGE_COLUMNS,
-  type SearchScope,
-} from "../search/compile.js";
-import type { Predicate } from "../search/predicate.js";
-import { readsThrough, runThrough, type Executor, type Reads, type RunWrite } from "../storage/database.js";
+  readsThrough,
+  type Executor,
+  type Reads,
+  type RunWrite,
+  type WriteContext,
+} from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import { versionedCache } from "../storage/versioned-cache.js";
 import type { TokenType } from "./token-types.js";
@@ -45,13 +43,8 @@ function fromRow(row: Row): StoredToken {
   };
 }
 
-/** A row of a search page: the columns of PAGE_COLUMNS, in that order. */
-type PageRow = ColumnsOf<typeof PAGE_COLUMNS>;
-type ColumnsOf<T extends readonly (keyof Row)[]> = {
-  readonly [I in keyof T]: T[I] extends keyof Row ? Row[T[I]] : never;
-};
-
-function fromPageRow(tenantId: string, row: PageRow): StoredToken {
+/** A token from a row of a search page (search/run.ts). */
+export function fromPageRow(tenantId: string, row: PageRow): StoredToken {
   const [id, type, ciphertext, keyVersion, fingerprint, fingerprintExpression, mask, searchIndexes] = row;
   const [, , , , , , , , metadata, containers, expiresAt, createdBy, createdAt, modifiedBy, modifiedAt] = row;
   return {
@@ -128,37 +121,6 @@ export interface TokenListFilter {
   readonly limit: number;
 }
 
-const SEARCH_CACHE_SIZE = 500;
-
-/**
- * Results derived from the whole index — search totals, a tenant's top-level containers — kept while no token has
- * been written (the token generation, which every token write by any connection moves, migration 0008) and, for totals,
- * while no counted token has expired since (`until`: the earliest expiry still ahead when it was counted). Exact,
- * not merely recent: paging through a large result counts it once, not once per page. PostgreSQL has no such
- * version number, so there everything is computed each time.
- */
-function searchCache(reads: Reads) {
-  const cache = new Map<string, { version: number; until: string | null; value: unknown }>();
-  return async <T>(
-    key: string,
-    now: string,
-    compute: () => Promise<{ value: T; until: string | null }>,
-  ): Promise<T> => {
-    // Read before computing: a commit landing in between leaves this entry looking stale, never being stale.
-    const version = reads.tokenVersion();
-    if (version === undefined) return (await compute()).value;
-    const hit = cache.get(key);
-    if (hit !== undefined && hit.version === version && (hit.until === null || now < hit.until)) {
-      return hit.value as T;
-    }
-    const { value, until } = await compute();
-    cache.delete(key);
-    if (cache.size >= SEARCH_CACHE_SIZE) cache.delete(cache.keys().next().value as string);
-    cache.set(key, { version, until, value });
-    return value;
-  };
-}
-
 /**
  * Tokens kept in memory per store, as stored: sealed data, never plaintext. 4,096 rows of about 1 KB each: the
  * tokens a vault's callers keep reading (the cards of a checkout flow, a reactor's arguments), not the whole table.
@@ -185,23 +147,11 @@ function advisoryKey(tenantId: string, type: string, fingerprint: string): bigin
 
 /** Every query is scoped by tenant, and an expired token is invisible from the moment it expires. */
 export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
-  const { readOne, readAll, readArrays } = reads;
-  const cached = searchCache(reads);
+  const { readOne, readAll } = reads;
   // Lookups by id go through memory while no token has been written (Store.tokenVersion, which any token write
   // by any connection moves in its own transaction): a read after a commit otherwise pays SQLite's reset of the
   // reader's page cache, most of what a react's and a token read's lookups cost.
   const rows = versionedCache<StoredToken>(reads.tokenVersion, TOKEN_CACHE_SIZE);
-  const searches = searchStatements(db);
-  const nextExpiry = async (now: string) =>
-    (
-      await readOne<{ next: string | null }>(
-        db
-          .selectFrom("tokens")
-          .select((eb) => eb.fn.min("expires_at").as("next"))
-          .where("expires_at", ">", now)
-          .compile(),
-      )
-    )?.next ?? null;
   // Every read of a token runs this: compiled once per store (on first use), then only its parameters change.
   let byId: CompiledQuery | undefined;
   const compileById = () =>
@@ -261,19 +211,22 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
     for (const [key, folded] of rows.metadata) await insert(statements.metadata, [key, folded]);
   }
 
-  async function deleteIndexRows(tenantId: string, tokenId: string): Promise<void> {
+  async function deleteIndexRows(trx: Executor, tenantId: string, tokenId: string): Promise<void> {
     for (const table of ["token_data_index", "token_container_index", "token_metadata_index"] as const) {
-      await db.deleteFrom(table).where("tenant_id", "=", tenantId).where("token_id", "=", tokenId).execute();
+      await trx.deleteFrom(table).where("tenant_id", "=", tenantId).where("token_id", "=", tokenId).execute();
     }
   }
 
   return {
-    /** Callers run this in a transaction: a token never exists without its index rows, nor they without it. */
+    /**
+     * The writes run in the write they are given (Store.write): a token never exists without its index rows, nor
+     * they without it. Statements are compiled once per store, then run on that write's connection.
+     */
     async insert(
+      { run }: WriteContext,
       record: TokenRecord,
       sealed: SealedData,
       rows: TokenIndexRows,
-      run: RunWrite = runThrough(db),
     ): Promise<void> {
       statements ??= compileInserts();
       await run(CompiledQuery.raw(statements.token.sql, Object.values(toRow(record, sealed))));
@@ -285,13 +238,14 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
      * concurrent update or rewrap in between makes this a no-op instead of being silently overwritten.
      */
     async replace(
+      write: WriteContext,
       record: TokenRecord,
       sealed: SealedData,
       rows: TokenIndexRows,
       expected: SealedData,
     ): Promise<boolean> {
       const { tenant_id, id, ...fields } = toRow(record, sealed);
-      const result = await db
+      const result = await write.db
         .updateTable("tokens")
         .set(fields)
         .where("tenant_id", "=", tenant_id)
@@ -299,12 +253,12 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         .where("ciphertext", "=", expected.ciphertext)
         .executeTakeFirst();
       if (result.numUpdatedRows === 0n) return false;
-      await deleteIndexRows(tenant_id, id);
-      await insertIndexRows(runThrough(db), record, rows);
+      await deleteIndexRows(write.db, tenant_id, id);
+      await insertIndexRows(write.run, record, rows);
       return true;
     },
 
-    /** `at`: the token version read when the request was authenticated (Principal's versions). */
+    /** `at`: the token version read when the request was authenticated (ReadContext). */
     async findById(tenantId: string, id: string, now: string, at?: number): Promise<StoredToken | undefined> {
       const stored = await rows(
         rowKey(tenantId, id),
@@ -356,23 +310,26 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
      * a time, so there is nothing to take.
      */
     async lockFingerprints(
+      { db: trx }: WriteContext,
       tenantId: string,
       entries: readonly { readonly type: string; readonly fingerprint: string }[],
     ): Promise<void> {
-      if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return;
+      if (entries.length === 0 || !(trx.getExecutor().adapter instanceof PostgresAdapter)) return;
       const keys = [...new Set(entries.map((e) => advisoryKey(tenantId, e.type, e.fingerprint)))].sort(
         (a, b) => (a < b ? -1 : a > b ? 1 : 0),
       );
-      for (const key of keys) await sql`select pg_advisory_xact_lock(${key.toString()}::bigint)`.execute(db);
+      for (const key of keys) await sql`select pg_advisory_xact_lock(${key.toString()}::bigint)`.execute(trx);
     },
 
+    /** Inside the write that holds the fingerprint's lock (lockFingerprints). */
     async findByFingerprint(
+      { db: trx }: WriteContext,
       tenantId: string,
       type: string,
       fingerprint: string,
       now: string,
     ): Promise<StoredToken | undefined> {
-      const row = await db
+      const row = await trx
         .selectFrom("tokens")
         .selectAll()
         .where("tenant_id", "=", tenantId)
@@ -386,8 +343,8 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
     },
 
     /** Index rows go with the token (foreign keys with ON DELETE CASCADE on both engines). */
-    async delete(tenantId: string, id: string): Promise<boolean> {
-      const result = await db
+    async delete({ db: trx }: WriteContext, tenantId: string, id: string): Promise<boolean> {
+      const result = await trx
         .deleteFrom("tokens")
         .where("tenant_id", "=", tenantId)
         .where("id", "=", id)
@@ -437,37 +394,6 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
       ]);
       return { items: rows.map(fromRow), total: Number(count.n) };
-    },
-
-    /** A page of search results and the total; the statements come from search/compile.ts. */
-    async search(
-      predicate: Predicate | undefined,
-      scope: SearchScope,
-      page: { offset: number; limit: number },
-    ): Promise<{ items: StoredToken[]; total: number }> {
-      const tops = scope.visiblePaths.includes(ROOT)
-        ? []
-        : await cached(`tops:${scope.tenantId}`, scope.now, async () => ({
-            value: (await readAll<{ path: string }>(topLevelPaths(scope.tenantId).compile(db))).map(
-              (t) => t.path,
-            ),
-            until: null,
-          }));
-      // Rules that cover every top-level container need no check per token.
-      const visible = {
-        ...scope,
-        visiblePaths: coversEverything(scope.visiblePaths, tops) ? [ROOT] : scope.visiblePaths,
-      };
-      const rows = await readArrays<PageRow>(searches.page(predicate, visible, page.offset, page.limit));
-      // A page that is not full ends the results, so it also tells how many there are.
-      const total =
-        rows.length < page.limit && (rows.length > 0 || page.offset === 0)
-          ? page.offset + rows.length
-          : await cached(`count:${searchKey(predicate, visible)}`, scope.now, async () => {
-              const [row] = await readAll<{ n: number | string }>(searches.count(predicate, visible));
-              return { value: Number(row?.n ?? 0), until: await nextExpiry(scope.now) };
-            });
-      return { items: rows.map((row) => fromPageRow(scope.tenantId, row)), total };
     },
 
     /** Tokens still sealed under a data key older than `version`, for `keys rewrap`. */

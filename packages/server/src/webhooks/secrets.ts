@@ -57,8 +57,8 @@ export function createWebhookSecrets(deps: {
 
     async rotate(principal: Principal): Promise<WebhookSecret> {
       const { tenantId } = principal;
-      await deps.keys.addVersion(tenantId, "webhook", (trx, version) =>
-        deps.audit.within(trx, [
+      await deps.keys.addVersion(tenantId, "webhook", (write, version) =>
+        deps.audit.within(write, [
           auditEntry(
             principal,
             "webhook.rotate_secret",
