@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { principalOf } from "../server/auth.js";
-import { pageRequest } from "../server/pagination.js";
+import { pageRequest, presentPage } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { presentApplication } from "./present.js";
 import {
@@ -60,7 +60,7 @@ export function applicationRoutes(service: ApplicationService): FastifyPluginAsy
           { ids: request.query.id ?? [] },
           pageRequest(request.query),
         );
-        return { ...page, data: page.data.map(presentApplication) };
+        return presentPage(page, presentApplication);
       },
     );
 

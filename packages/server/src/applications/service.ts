@@ -12,7 +12,7 @@ import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import { AppError, type FieldErrors } from "../server/errors.js";
 import { parseTimestamp, textProblem } from "../shared/text.js";
-import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import { offsetOf, pageOf, type Page, type PageRequest } from "../shared/pages.js";
 import { type Executor, type ReadContext, type Reads, writeContext } from "../storage/database.js";
 import { applicationStore } from "./store.js";
 import type { Application, Principal } from "../access/principal.js";
@@ -133,7 +133,7 @@ export function createApplicationService({ db, reads, clock, audit }: Applicatio
         offset: offsetOf(page),
         limit: page.size,
       });
-      return toPage(items, total, page);
+      return pageOf(items, total, page);
     },
 
     get: findVisible,

@@ -5,6 +5,7 @@ import { readsThrough, type Executor, type Reads } from "../storage/database.js"
 import { versionedCache } from "../storage/versioned-cache.js";
 import type { ApplicationsTable } from "../storage/schema.js";
 import type { Application } from "../access/principal.js";
+import { pageAndCount } from "../storage/page-query.js";
 
 type Row = Selectable<ApplicationsTable>;
 
@@ -99,17 +100,12 @@ export function applicationStore(
         .where("tenant_id", "=", tenantId)
         .where((eb) => eb.or([eb("expires_at", "is", null), eb("expires_at", ">", filter.now)]));
       if (filter.ids.length > 0) query = query.where("id", "in", filter.ids);
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy("created_at")
-          .orderBy("id")
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
-      ]);
-      return { items: rows.map(fromRow), total: Number(count.n) };
+      const { rows, total } = await pageAndCount(
+        query,
+        (q) => q.selectAll().orderBy("created_at").orderBy("id"),
+        filter,
+      );
+      return { items: rows.map(fromRow), total };
     },
 
     async update(tenantId: string, id: string, changes: ApplicationChanges): Promise<boolean> {

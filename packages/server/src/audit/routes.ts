@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { principalOf } from "../server/auth.js";
-import { pageRequest } from "../server/pagination.js";
+import { pageRequest, presentPage } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { ListLogsQuery, LogPage } from "./schemas.js";
 import type { AuditService } from "./service.js";
@@ -50,7 +50,7 @@ export function auditRoutes(service: AuditService): FastifyPluginAsyncTypebox {
           },
           pageRequest(query),
         );
-        return { pagination: page.pagination, data: page.data.map(presentEntry) } as never;
+        return presentPage(page, presentEntry) as never;
       },
     );
   };

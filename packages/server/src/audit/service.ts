@@ -1,7 +1,7 @@
 import type { Principal } from "../access/principal.js";
 import { AppError } from "../server/errors.js";
 import { parseTimestamp } from "../shared/text.js";
-import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import { offsetOf, pageOf, type Page, type PageRequest } from "../shared/pages.js";
 import type { Executor } from "../storage/database.js";
 import { auditStore } from "./store.js";
 import type { AuditRecord } from "./types.js";
@@ -35,7 +35,7 @@ export function createAuditService({ db }: { db: Executor }) {
         offset: offsetOf(page),
         limit: page.size,
       });
-      return toPage(items, total, page);
+      return pageOf(items, total, page);
     },
   };
 }

@@ -2,6 +2,7 @@ import { CompiledQuery, type Selectable } from "kysely";
 import type { Executor } from "../storage/database.js";
 import type { AuditLogTable } from "../storage/schema.js";
 import type { AuditRecord } from "./types.js";
+import { pageAndCount } from "../storage/page-query.js";
 
 type Row = Selectable<AuditLogTable>;
 
@@ -70,17 +71,12 @@ export function auditStore(db: Executor) {
       if (filter.action !== undefined) query = query.where("action", "=", filter.action);
       if (filter.from !== undefined) query = query.where("occurred_at", ">=", filter.from);
       if (filter.to !== undefined) query = query.where("occurred_at", "<", filter.to);
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy("occurred_at", "desc")
-          .orderBy("id", "desc")
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
-      ]);
-      return { items: rows.map(fromRow), total: Number(count.n) };
+      const { rows, total } = await pageAndCount(
+        query,
+        (q) => q.selectAll().orderBy("occurred_at", "desc").orderBy("id", "desc"),
+        filter,
+      );
+      return { items: rows.map(fromRow), total };
     },
 
     async tenantsWithUnsealed(): Promise<string[]> {

@@ -3,7 +3,7 @@ import { Type } from "typebox";
 import { presentApplication } from "../applications/present.js";
 import { principalOf } from "../server/auth.js";
 import { AppError } from "../server/errors.js";
-import { pageRequest } from "../server/pagination.js";
+import { pageRequest, presentPage } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { presentReactor } from "./present.js";
 import {
@@ -74,7 +74,7 @@ export function reactorRoutes(service: ReactorService): FastifyPluginAsyncTypebo
           { ids: id ?? [], ...(name !== undefined && { name }) },
           pageRequest(request.query),
         );
-        return { ...page, data: page.data.map(presentReactor) };
+        return presentPage(page, presentReactor);
       },
     );
 

@@ -7,7 +7,7 @@ import { uuidv7 } from "../crypto/uuid-v7.js";
 import { mergePatch } from "../json/merge-patch.js";
 import { AppError, addError, type FieldErrors } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
-import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import { offsetOf, pageOf, type Page, type PageRequest } from "../shared/pages.js";
 import { type Executor, type Reads, writeContext } from "../storage/database.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { checkReactorCode, type CodeProblem } from "./sandbox/code-check.js";
@@ -239,7 +239,7 @@ export function createReactorService({
         offset: offsetOf(page),
         limit: page.size,
       });
-      return toPage(await Promise.all(items.map((item) => open(item))), total, page);
+      return pageOf(await Promise.all(items.map((item) => open(item))), total, page);
     },
 
     /** PUT: a full replacement; an absent Application removes the one there was. */

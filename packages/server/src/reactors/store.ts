@@ -4,6 +4,7 @@ import { readsThrough, type Executor, type Reads } from "../storage/database.js"
 import { versionedCache } from "../storage/versioned-cache.js";
 import type { ReactorsTable } from "../storage/schema.js";
 import type { ReactorRecord, SealedConfiguration } from "./types.js";
+import { pageAndCount } from "../storage/page-query.js";
 
 type Row = Selectable<ReactorsTable>;
 
@@ -121,17 +122,12 @@ export function reactorStore(
       if (filter.name !== undefined) {
         query = query.where(sql<boolean>`name_folded like ${namePattern(filter.name)} escape '\\'`);
       }
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll()
-          .orderBy("created_at")
-          .orderBy("id")
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
-      ]);
-      return { items: rows.map(fromRow), total: Number(count.n) };
+      const { rows, total } = await pageAndCount(
+        query,
+        (q) => q.selectAll().orderBy("created_at").orderBy("id"),
+        filter,
+      );
+      return { items: rows.map(fromRow), total };
     },
 
     /**

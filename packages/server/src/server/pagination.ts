@@ -1,4 +1,5 @@
-import { Type, type TSchema } from "typebox";
+import { Type, type Static, type TSchema } from "typebox";
+import type { Page, PageRequest } from "../shared/pages.js";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -29,33 +30,25 @@ export function PageOf<T extends TSchema>(item: T) {
   return Type.Object({ pagination: Pagination, data: Type.Array(item) });
 }
 
-export interface PageRequest {
-  readonly page: number;
-  readonly size: number;
-}
-
-export interface Page<T> {
-  pagination: { total_items: number; page_number: number; page_size: number; total_pages: number };
-  data: T[];
-}
-
 export function pageRequest(query: { page?: number; size?: number }): PageRequest {
   return { page: query.page ?? 1, size: query.size ?? DEFAULT_PAGE_SIZE };
 }
 
-export function offsetOf(request: PageRequest): number {
-  return (request.page - 1) * request.size;
-}
-
-/** A page past the end is an empty page, not an error: SDK auto-pagers stop on `data: []` (wire-format §3). */
-export function toPage<T>(data: T[], totalItems: number, request: PageRequest): Page<T> {
+/**
+ * A service's page in the wire shape (wire-format §3), each item through its resource's presenter. A page past
+ * the end is an empty page, not an error: SDK auto-pagers stop on `data: []`.
+ */
+export function presentPage<T, W>(
+  page: Page<T>,
+  present: (item: T) => W,
+): { pagination: Static<typeof Pagination>; data: W[] } {
   return {
     pagination: {
-      total_items: totalItems,
-      page_number: request.page,
-      page_size: request.size,
-      total_pages: Math.ceil(totalItems / request.size),
+      total_items: page.total,
+      page_number: page.request.page,
+      page_size: page.request.size,
+      total_pages: Math.ceil(page.total / page.request.size),
     },
-    data,
+    data: page.items.map((item) => present(item)),
   };
 }

@@ -5,7 +5,7 @@ import { countDataTerms } from "../search/shape.js";
 import { principalOf, readContextOf } from "../server/auth.js";
 import { AppError } from "../server/errors.js";
 import { hasControlCharacter } from "../shared/text.js";
-import { pageRequest } from "../server/pagination.js";
+import { pageRequest, presentPage } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { createValidator } from "../server/validation.js";
 import { presentToken } from "./present.js";
@@ -112,7 +112,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           },
           pageRequest(request.query),
         );
-        return { ...page, data: page.data.map(presentToken) };
+        return presentPage(page, presentToken);
       },
     );
 
@@ -141,7 +141,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           request.body.query ?? "",
           pageRequest(request.body),
         );
-        return { ...page, data: page.data.map(presentToken) };
+        return presentPage(page, presentToken);
       },
     );
 

@@ -8,7 +8,7 @@ import type { TenantKeys } from "../keys/tenant-keys.js";
 import { QueryError } from "../search/parser.js";
 import { createSearch } from "../search/run.js";
 import { AppError } from "../server/errors.js";
-import { offsetOf, toPage, type Page, type PageRequest } from "../server/pagination.js";
+import { offsetOf, pageOf, type Page, type PageRequest } from "../shared/pages.js";
 import type { ReadContext, Store } from "../storage/database.js";
 import { assertMayWrite, assertUpdateShowsNothing, decideOrNotFound } from "./access.js";
 import { shownTokens, tokenEntry } from "./audit-entries.js";
@@ -153,7 +153,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       const shown = await views.ofMany(principal.tenantId, decided);
       const details = { page: page.page, size: page.size, total, tokens: shownTokens(decided) };
       await audit.record([tokenEntry(principal, "token.list", null, { details })]);
-      return toPage(shown, total, page);
+      return pageOf(shown, total, page);
     },
 
     /** Search (spec §4.1): one statement for the page and one for the total, both holding the caller's rules. */
@@ -185,7 +185,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       const shown = await views.ofMany(principal.tenantId, decided);
       const details = { query: shape, page: page.page, size: page.size, total, tokens: shownTokens(decided) };
       await audit.record([tokenEntry(principal, "token.search", null, { details })]);
-      return toPage(shown, total, page);
+      return pageOf(shown, total, page);
     },
 
     tokenize: bulk.tokenize,

@@ -13,6 +13,7 @@ import type { TokensTable } from "../storage/schema.js";
 import { versionedCache } from "../storage/versioned-cache.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
+import { pageAndCount } from "../storage/page-query.js";
 
 type Row = Selectable<TokensTable>;
 
@@ -383,17 +384,12 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
           ),
         );
       }
-      const [rows, count] = await Promise.all([
-        query
-          .selectAll("t")
-          .orderBy("t.created_at", "desc")
-          .orderBy("t.id", "desc")
-          .limit(filter.limit)
-          .offset(filter.offset)
-          .execute(),
-        query.select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow(),
-      ]);
-      return { items: rows.map(fromRow), total: Number(count.n) };
+      const { rows, total } = await pageAndCount(
+        query,
+        (q) => q.selectAll("t").orderBy("t.created_at", "desc").orderBy("t.id", "desc"),
+        filter,
+      );
+      return { items: rows.map(fromRow), total };
     },
 
     /** Tokens still sealed under a data key older than `version`, for `keys rewrap`. */
