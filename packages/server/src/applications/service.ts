@@ -228,6 +228,31 @@ export async function insertApplication(db: Executor, input: NewApplication): Pr
   return { application, key };
 }
 
+/**
+ * What other features do with Applications inside their own transaction (`db`), through this service's rules
+ * and never its store: tenants create and reissue their administrator, reactors check the Application they run
+ * as.
+ */
+export function applicationsIn(db: Executor) {
+  const store = applicationStore(db);
+  return {
+    find: (tenantId: string, id: string) => store.findById(tenantId, id),
+    insert: (input: NewApplication) => insertApplication(db, input),
+    /** `existing` made a management Application with `permissions` and no rules again, under a new key. */
+    async reissue(existing: Application, permissions: readonly Permission[], key: string, at: string) {
+      const modified = { by: existing.id, at };
+      await store.update(existing.tenantId, existing.id, {
+        name: existing.name,
+        permissions,
+        rules: [],
+        modifiedBy: modified.by,
+        modifiedAt: modified.at,
+      });
+      await store.replaceKeyHash(existing.tenantId, existing.id, hashApiKey(key), modified);
+    },
+  };
+}
+
 /** Every problem at once: the grant's, the name's, and any the caller found (`otherErrors`). */
 function checkedInput(
   type: ApplicationType,

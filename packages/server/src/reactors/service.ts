@@ -1,4 +1,4 @@
-import { applicationStore, type ApplicationStore } from "../applications/store.js";
+import { applicationsIn } from "../applications/service.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Application, Principal } from "../access/principal.js";
@@ -67,6 +67,8 @@ function reactorDetails(input: ReactorInput) {
   };
 }
 
+type Applications = ReturnType<typeof applicationsIn>;
+
 export function createReactorService({
   db,
   reads,
@@ -77,7 +79,7 @@ export function createReactorService({
   retired,
 }: ReactorServiceDeps) {
   const store = reactorStore(db, reads);
-  const applications = applicationStore(db);
+  const applications = applicationsIn(db);
 
   /** `trx`: the transaction the caller holds, through which a key not yet in memory is read. */
   async function open({ record, sealed }: StoredReactor, trx?: Executor): Promise<Reactor> {
@@ -99,7 +101,7 @@ export function createReactorService({
   async function checked(
     tenantId: string,
     input: ReactorInput,
-    apps: ApplicationStore = applications,
+    apps: Applications = applications,
   ): Promise<{ input: ReactorInput; application: Application | null }> {
     const errors: FieldErrors = {};
     const name = input.name.trim();
@@ -119,12 +121,12 @@ export function createReactorService({
 
   /** spec §2.5: the Application must be the caller's tenant's, and public or private. */
   async function usableApplication(
-    apps: ApplicationStore,
+    apps: Applications,
     tenantId: string,
     id: string,
     errors: FieldErrors,
   ): Promise<Application | null> {
-    const application = await apps.findById(tenantId, id);
+    const application = await apps.find(tenantId, id);
     // An expired Application is as good as deleted: its key is refused already, before a sweep removes it.
     if (application === undefined || isExpired(application, clock.now())) {
       addError(errors, "application.id", "must be the id of an Application of this tenant");
@@ -156,7 +158,7 @@ export function createReactorService({
       // Another tenant's reactor reads exactly like a missing one (DESIGN §5.4).
       if (stored === undefined) throw AppError.notFound(`Reactor ${id}`);
       const current = await open(stored, trx);
-      const { input } = await checked(tenantId, change(current), applicationStore(trx));
+      const { input } = await checked(tenantId, change(current), applicationsIn(trx));
       const key = await keys.current(tenantId, "data", trx);
       const changes = {
         name: input.name,

@@ -1,12 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { managementPermissions } from "../access/permissions.js";
-import { insertApplication, type IssuedApplication } from "../applications/service.js";
-import { applicationStore } from "../applications/store.js";
+import { applicationsIn, type IssuedApplication } from "../applications/service.js";
 import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
-import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
+import { generateApiKey } from "../crypto/api-keys.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
@@ -61,7 +60,7 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
     const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: now.toISOString() };
     await tenantStore(trx).insert(tenant);
     await keys.createFor(trx, tenant.id, tenant.createdAt);
-    const issued = await insertApplication(trx, {
+    const issued = await applicationsIn(trx).insert({
       tenantId: tenant.id,
       name: `${name} administrator`.slice(0, 200),
       type: "management",
@@ -137,14 +136,14 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
           const meta = tenantStore(trx);
           const tenantId = await meta.getMeta(BOOTSTRAP_TENANT);
           if (tenantId === undefined) throw new StoreNotInitializedError();
-          const applications = applicationStore(trx);
+          const applications = applicationsIn(trx);
           const id = await meta.getMeta(BOOTSTRAP_APPLICATION);
-          const existing = id === undefined ? undefined : await applications.findById(tenantId, id);
+          const existing = id === undefined ? undefined : await applications.find(tenantId, id);
           const permissions = managementPermissions({ includeTenantCreate: true });
           const key = generateApiKey("management");
           const now = clock.now();
           if (existing === undefined) {
-            const issued = await insertApplication(trx, {
+            const issued = await applications.insert({
               tenantId,
               name: "default administrator",
               type: "management",
@@ -161,15 +160,7 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
             ]);
             return key;
           }
-          const modified = { by: existing.id, at: now.toISOString() };
-          await applications.update(tenantId, existing.id, {
-            name: existing.name,
-            permissions,
-            rules: [],
-            modifiedBy: modified.by,
-            modifiedAt: modified.at,
-          });
-          await applications.replaceKeyHash(tenantId, existing.id, hashApiKey(key), modified);
+          await applications.reissue(existing, permissions, key, now.toISOString());
           await audit?.within(writeContext(trx), [
             bySystem(tenantId, "application.regenerate_key", existing.id),
           ]);
