@@ -1,7 +1,8 @@
-import { sql, type Expression, type Selectable } from "kysely";
+import type { Selectable } from "kysely";
 import type { Executor, Store } from "../../storage/database.js";
 import type { ReactorInvocationsTable } from "../../storage/schema.js";
 import { destinationOf } from "../../webhooks/callback-url.js";
+import { countBy, destinationQueries, loadOf, type DestinationFared } from "./destinations.js";
 import type { DeliveryAttempt, DeliveryStatus, InvocationRecord, InvocationStatus } from "./types.js";
 
 type Row = Selectable<ReactorInvocationsTable>;
@@ -71,26 +72,11 @@ export interface DeliveryResult {
    * How the destination fared: it answered (any pause ends), or it is down, paused until the time `pausedUntil`
    * gives for its count of consecutive failures, this one included.
    */
-  readonly destination: { readonly up: true } | { readonly up: false; pausedUntil(failures: number): string };
+  readonly destination: DestinationFared;
 }
 
 /** How many candidates one claim looks at before it gives up (each refused only by a race with another claim). */
 const MAX_CLAIM_TRIES = 8;
-
-/**
- * `case <column> when <key> then <count> … else 0 end`, to order rows by a load counted in JS. Only made when
- * some load was counted: a bare `0` in ORDER BY would be read by SQLite as a column position.
- */
-function loadOf(column: string, counts: ReadonlyMap<string, number>): Expression<number> {
-  const whens = [...counts].map(([key, count]) => sql`when ${key} then ${count}`);
-  return sql<number>`case ${sql.ref(column)} ${sql.join(whens, sql` `)} else 0 end`;
-}
-
-function countBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const row of rows) counts.set(key(row), (counts.get(key(row)) ?? 0) + 1);
-  return counts;
-}
 
 /**
  * The durable queue of asynchronous invocations. A claim is a conditional update inside a transaction; on
@@ -102,6 +88,7 @@ function countBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, nu
 export function invocationStore(store: Pick<Store, "db" | "dialect" | "transaction">) {
   const { db } = store;
   const locking = store.dialect === "postgres";
+  const lanes = destinationQueries(db, locking);
 
   /** Invocations of a tenant not yet settled: waiting to run or running, or their webhook not yet settled. */
   async function unsettled(trx: Executor, tenantId: string): Promise<number> {
@@ -146,128 +133,6 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
         finished_at: null,
         delivered_at: null,
       })
-      .execute();
-  }
-
-  /** Deliveries in flight (claimed, their lease not run out) by tenant and destination. */
-  async function deliveriesInFlight(trx: Executor, now: string) {
-    const rows = await trx
-      .selectFrom("reactor_invocations")
-      .select(["tenant_id", "destination", "callback_url"])
-      .where("delivery_owner", "is not", null)
-      .where("delivery_status", "=", "pending")
-      .where("deliver_after", ">", now)
-      .execute();
-    return {
-      tenants: countBy(rows, (row) => row.tenant_id),
-      destinations: countBy(rows, (row) => row.destination ?? destinationOf(row.callback_url)),
-    };
-  }
-
-  /** The next due delivery whose destination is not paused or excluded: least loaded tenant, then turn, then age. */
-  async function nextDue(
-    trx: Executor,
-    now: string,
-    excluded: ReadonlySet<string>,
-    tenantLoad: ReadonlyMap<string, number>,
-  ): Promise<(Row & { lane: string | null }) | undefined> {
-    return trx
-      .selectFrom("reactor_invocations as r")
-      .leftJoin("webhook_destinations as d", "d.destination", "r.destination")
-      .selectAll("r")
-      .select("d.destination as lane")
-      .where("r.delivery_status", "=", "pending")
-      .where("r.deliver_after", "<=", now)
-      .where((eb) => eb.or([eb("d.paused_until", "is", null), eb("d.paused_until", "<=", now)]))
-      .$if(excluded.size > 0, (query) =>
-        query.where((eb) =>
-          eb.or([eb("r.destination", "is", null), eb("r.destination", "not in", [...excluded])]),
-        ),
-      )
-      .$if(tenantLoad.size > 0, (query) => query.orderBy(loadOf("r.tenant_id", tenantLoad)))
-      .orderBy(sql`coalesce(${sql.ref("d.last_claimed_at")}, '')`)
-      .orderBy("r.deliver_after")
-      .orderBy("r.created_at")
-      .orderBy("r.id")
-      .limit(1)
-      .$if(locking, (query) => query.forUpdate("r").skipLocked())
-      .executeTakeFirst();
-  }
-
-  /**
-   * Holds the destination's row for this claim, or answers undefined when another claim holds it: it is that
-   * claim's turn (PostgreSQL, `SKIP LOCKED`; SQLite runs one claim at a time). A claim never waits for a lock, so
-   * claims that each hold one destination and want another's cannot deadlock.
-   */
-  async function holdDestination(
-    trx: Executor,
-    destination: string,
-  ): Promise<{ pausedUntil: string | null } | undefined> {
-    const row = await trx
-      .selectFrom("webhook_destinations")
-      .select("paused_until")
-      .where("destination", "=", destination)
-      .$if(locking, (query) => query.forUpdate().skipLocked())
-      .executeTakeFirst();
-    return row && { pausedUntil: row.paused_until };
-  }
-
-  /**
-   * Rows for destinations that have none yet (a first delivery, or one the sweep forgot), each in a statement of
-   * its own outside any claim: an insert may wait for another's insert of the same name, which a claim must not.
-   */
-  async function addDestinations(names: Iterable<string>): Promise<void> {
-    for (const destination of [...names].sort()) {
-      await db
-        .insertInto("webhook_destinations")
-        .values({ destination, last_claimed_at: "", failures: 0, paused_until: null })
-        .onConflict((conflict) => conflict.column("destination").doNothing())
-        .execute();
-    }
-  }
-
-  /** Attempts in flight to one destination, read after its row is held (a new statement: commits before are seen). */
-  async function inFlightTo(trx: Executor, destination: string, now: string): Promise<number> {
-    const row = await trx
-      .selectFrom("reactor_invocations")
-      .select((eb) => eb.fn.countAll().as("n"))
-      .where("delivery_owner", "is not", null)
-      .where("destination", "=", destination)
-      .where("delivery_status", "=", "pending")
-      .where("deliver_after", ">", now)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
-  /** A destination that answered is no longer paused; one that did not is paused for longer each time. */
-  async function recordDestination(
-    trx: Executor,
-    destination: string,
-    now: string,
-    fared: DeliveryResult["destination"],
-  ): Promise<void> {
-    if (fared.up) {
-      await trx
-        .updateTable("webhook_destinations")
-        .set({ failures: 0, paused_until: null })
-        .where("destination", "=", destination)
-        .execute();
-      return;
-    }
-    const row = await trx
-      .insertInto("webhook_destinations")
-      .values({ destination, last_claimed_at: now, failures: 1, paused_until: null })
-      .onConflict((conflict) =>
-        conflict.column("destination").doUpdateSet((eb) => ({
-          failures: eb(eb.ref("webhook_destinations.failures"), "+", 1),
-        })),
-      )
-      .returning("failures")
-      .executeTakeFirstOrThrow();
-    await trx
-      .updateTable("webhook_destinations")
-      .set({ paused_until: fared.pausedUntil(Number(row.failures)) })
-      .where("destination", "=", destination)
       .execute();
   }
 
@@ -431,13 +296,13 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
     async claimDelivery(claim: DeliveryClaim): Promise<InvocationRecord | undefined> {
       const attempt = () =>
         store.transaction(async (trx) => {
-          const load = await deliveriesInFlight(trx, claim.now);
+          const load = await lanes.deliveriesInFlight(trx, claim.now);
           const excluded = new Set(
             [...load.destinations].filter(([, n]) => n >= claim.perDestination).map(([name]) => name),
           );
           const missing = new Set<string>();
           for (let tries = 0; tries < MAX_CLAIM_TRIES; tries++) {
-            const row = await nextDue(trx, claim.now, excluded, load.tenants);
+            const row = await lanes.nextDue(trx, claim.now, excluded, load.tenants);
             if (row === undefined) break;
             const record = fromRow(row);
             if (row.lane === null) {
@@ -452,13 +317,13 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
                   .execute();
               }
             }
-            const held = row.lane === null ? undefined : await holdDestination(trx, record.destination);
+            const held = row.lane === null ? undefined : await lanes.holdDestination(trx, record.destination);
             // The counts above were read before this destination's row was held: another instance may have
             // claimed or paused it since. Read again under its row.
             if (
               held === undefined ||
               (held.pausedUntil !== null && held.pausedUntil > claim.now) ||
-              (await inFlightTo(trx, record.destination, claim.now)) >= claim.perDestination
+              (await lanes.inFlightTo(trx, record.destination, claim.now)) >= claim.perDestination
             ) {
               excluded.add(record.destination);
               continue;
@@ -487,7 +352,7 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
         });
       const first = await attempt();
       if (first.claimed !== undefined || first.missing.size === 0) return first.claimed;
-      await addDestinations(first.missing);
+      await lanes.addDestinations(first.missing);
       return (await attempt()).claimed;
     },
 
@@ -520,7 +385,7 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
             error: attempt.error,
           })
           .execute();
-        await recordDestination(trx, claimed.destination, attempt.attemptedAt, result.destination);
+        await lanes.recordDestination(trx, claimed.destination, attempt.attemptedAt, result.destination);
         return true;
       });
     },
