@@ -1,5 +1,5 @@
 import { Applications } from "./applications.js";
-import { Transport, type Fetch } from "./http.js";
+import { Transport, type TesseraClientOptions } from "./http.js";
 import { Reactors } from "./reactors.js";
 import { Logs } from "./logs.js";
 import { Tenants } from "./tenants.js";
@@ -8,27 +8,7 @@ import { detokenize, tokenize } from "./tokenize.js";
 import { Tokens } from "./tokens.js";
 import type { TokenizeInput, Tokenized } from "./types.js";
 
-export interface TesseraClientOptions {
-  /** Where the server listens, e.g. `https://vault.internal:8080`; a path prefix is kept. */
-  baseUrl: string;
-  /** Sent in the `SVC-API-KEY` header. */
-  apiKey: string;
-  /** Abort an attempt, response body included, after this long; default 30 000. Each retry gets its own. */
-  timeoutMs?: number;
-  /** Default `tessera-sdk/<version>`. */
-  userAgent?: string;
-  /** Default `globalThis.fetch`; pass one for runtimes without it (Node 16) or to instrument requests. */
-  fetch?: Fetch;
-  /**
-   * How often an idempotent call (GET, PUT, DELETE, search, detokenize) answered with 429, 502, 503 or 504 is
-   * sent again; default 2, 0 turns retries off. Other calls and other statuses are never retried.
-   */
-  maxRetries?: number;
-  /** Scale of the full-jitter backoff: retry n waits a random time below `retryDelayMs · 2^n`; default 500. */
-  retryDelayMs?: number;
-  /** Cap on any wait between attempts, including one asked for by `Retry-After`; default 10 000. */
-  maxRetryDelayMs?: number;
-}
+export type { TesseraClientOptions };
 
 /**
  * A typed client for the Tessera API. Requests and results use camelCase; the wire's snake_case is converted

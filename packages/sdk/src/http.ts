@@ -15,14 +15,26 @@ export const DEFAULT_TIMEOUT_MS = 30_000;
 
 export type Fetch = typeof globalThis.fetch;
 
-export interface TransportOptions {
+/** How a TesseraClient reaches the server; its Transport sends every request with these. */
+export interface TesseraClientOptions {
+  /** Where the server listens, e.g. `https://vault.internal:8080`; a path prefix is kept. */
   baseUrl: string;
+  /** Sent in the `SVC-API-KEY` header. */
   apiKey: string;
+  /** Abort an attempt, response body included, after this long; default 30 000. Each retry gets its own. */
   timeoutMs?: number;
+  /** Default `tessera-sdk/<version>`. */
   userAgent?: string;
+  /** Default `globalThis.fetch`; pass one for runtimes without it (Node 16) or to instrument requests. */
   fetch?: Fetch;
+  /**
+   * How often an idempotent call (GET, PUT, DELETE, search, detokenize) answered with 429, 502, 503 or 504 is
+   * sent again; default 2, 0 turns retries off. Other calls and other statuses are never retried.
+   */
   maxRetries?: number;
+  /** Scale of the full-jitter backoff: retry n waits a random time below `retryDelayMs · 2^n`; default 500. */
   retryDelayMs?: number;
+  /** Cap on any wait between attempts, including one asked for by `Retry-After`; default 10 000. */
   maxRetryDelayMs?: number;
 }
 
@@ -60,7 +72,7 @@ export class Transport {
   readonly #fetch: Fetch;
   readonly #retry: RetryPolicy;
 
-  constructor(options: TransportOptions) {
+  constructor(options: TesseraClientOptions) {
     if (typeof options.baseUrl !== "string" || !/^https?:\/\//i.test(options.baseUrl)) {
       throw new TypeError("baseUrl must be an http:// or https:// URL");
     }

@@ -1,6 +1,6 @@
 import type { NpmModule } from "./sandbox/modules.js";
 
-/** The reactor sandbox (reactor-runtime.md, docs/reactors.md). */
+/** The reactor sandbox (docs/reactors.md#the-sandbox). */
 export interface ReactorConfig {
   /** Deno's cache and the harness; readable by the unprivileged worker user, so never inside the data dir. */
   readonly dir: string;

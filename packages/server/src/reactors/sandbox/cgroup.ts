@@ -5,10 +5,11 @@ import path from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 
 /**
- * The kernel's memory limit for workers (reactor-runtime.md): the RSS watchdog only looks while an invocation
- * runs, every few milliseconds, so a fast allocation overshoots it; a cgroup limit is enforced on every page the
- * worker touches. Each worker gets its own cgroup, `<the server's memory cgroup>/tessera-reactors-<server
- * pid>/<worker pid>`, so one reactor's memory never counts against another's and an OOM kill names its worker.
+ * The kernel's memory limit for workers (docs/reactors.md#why-a-deno-process-per-reactor): the RSS watchdog only looks
+ * while an invocation runs, every few milliseconds, so a fast allocation overshoots it; a cgroup limit is enforced on
+ * every page the worker touches. Each worker gets its own cgroup, `<the server's memory
+ * cgroup>/tessera-reactors-<server pid>/<worker pid>`, so one reactor's memory never counts against another's and an
+ * OOM kill names its worker.
  * Plain data, so that limits can be handed to another process.
  */
 export type MemoryCgroup =

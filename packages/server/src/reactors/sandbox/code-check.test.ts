@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { checkReactorCode } from "./code-check.js";
+import { readFileSync } from "node:fs";
+import { checkReactorCode, SHIM_PARAMETERS } from "./code-check.js";
 
 describe("checkReactorCode", () => {
   it.each([
@@ -58,17 +59,7 @@ describe("checkReactorCode", () => {
         let compiles = true;
         try {
           // eslint-disable-next-line @typescript-eslint/no-implied-eval -- what harness.js does with the code
-          new Function(
-            "exports",
-            "require",
-            "module",
-            "__filename",
-            "__dirname",
-            "Buffer",
-            "process",
-            "global",
-            code,
-          );
+          new Function(...SHIM_PARAMETERS, code);
         } catch {
           compiles = false;
         }
@@ -78,5 +69,15 @@ describe("checkReactorCode", () => {
       }),
       { numRuns: 2_000 },
     );
+  });
+
+  it("compiles against the parameters the Deno harness gives reactor code, in its order", () => {
+    const harness = readFileSync(new URL("./harness.js", import.meta.url), "utf8");
+    const table = /const shim = \[\n([\s\S]*?)\n {2}\];/.exec(harness)?.[1];
+    expect(table).toBeDefined();
+    const names = [...table!.matchAll(/^ {4}\["([^"]+)", /gm)].map((m) => m[1]);
+    expect(names).toEqual([...SHIM_PARAMETERS]);
+    // Every row of the table is one parameter: nothing else stands in it.
+    expect(table!.split("\n")).toHaveLength(SHIM_PARAMETERS.length);
   });
 });

@@ -2,7 +2,7 @@ import vm from "node:vm";
 import { BUILTIN_MODULES, DEFAULT_MODULES, ERROR_MODULES, type NpmModule } from "./modules.js";
 
 /** The CommonJS shim's parameters; harness.js compiles the code as the body of a function taking them. */
-const SHIM_PARAMETERS = [
+export const SHIM_PARAMETERS = [
   "exports",
   "require",
   "module",

@@ -1,7 +1,7 @@
 // The program every reactor worker runs, inside Deno with no permission but public egress (see
-// reactor-runtime.md). It reads NDJSON frames on stdin, loads one reactor's code in a CommonJS shim and runs it
-// once per invocation. Every frame it writes carries the nonce the host sent first, so lines printed by reactor
-// code (which shares this realm and this stdout) are never taken for frames.
+// docs/reactors.md#why-a-deno-process-per-reactor). It reads NDJSON frames on stdin, loads one reactor's code in a
+// CommonJS shim and runs it once per invocation. Every frame it writes carries the nonce the host sent first, so lines
+// printed by reactor code (which shares this realm and this stdout) are never taken for frames.
 //
 // Reactor code runs in this realm and may replace globals (JSON.stringify, console, ...) for its own reasons; what
 // the harness needs after the code has loaded is captured first, so that the protocol keeps working. This is
@@ -40,6 +40,7 @@ const mapDelete = Map.prototype.delete;
 const call = Function.prototype.call.bind(Function.prototype.call);
 const SetCtor = Set;
 const FunctionCtor = Function;
+const ReflectConstruct = Reflect.construct;
 
 /**
  * Takes IPv6 away from this process, on Linux, before any reactor code runs: a seccomp filter (installed on every
@@ -124,7 +125,7 @@ if (Deno.args[0] !== undefined) {
 }
 
 // What reactor code must not reach, taken away before it runs. `Deno[Deno.internal]` holds Deno's core (its own
-// timers, `evalContext`, ...); Web Workers would run code the harness cannot stop or clear (reactor-runtime.md).
+// timers, `evalContext`, ...); Web Workers would run code the harness cannot stop or clear (docs/reactors.md).
 delete Deno[Deno.internal];
 delete globalThis.Worker;
 
@@ -366,31 +367,29 @@ async function load({ code, modules, packages }) {
     return found;
   };
   const module = { exports: {} };
-  // A function body is parsed on its own: the code cannot close the shim early. code-check.ts compiles it the
-  // same way when the reactor is saved.
-  const wrapped = new FunctionCtor(
-    "exports",
-    "require",
-    "module",
-    "__filename",
-    "__dirname",
-    "Buffer",
-    "process",
-    "global",
-    code,
-  );
+  // The CommonJS shim: each parameter the code sees, beside its value. code-check.ts compiles saved code against
+  // the same names (SHIM_PARAMETERS; code-check.test.ts holds this table to them).
+  const shim = [
+    ["exports", module.exports],
+    ["require", require],
+    ["module", module],
+    ["__filename", "/reactor.js"],
+    ["__dirname", "/"],
+    ["Buffer", Buffer],
+    ["process", process],
+    ["global", globalThis],
+  ];
+  const names = [];
+  const values = [];
+  for (let i = 0; i < shim.length; i++) {
+    names[i] = shim[i][0];
+    values[i] = shim[i][1];
+  }
+  names[shim.length] = code;
+  // A function body is parsed on its own: the code cannot close the shim early.
+  const wrapped = ReflectConstruct(FunctionCtor, names);
   try {
-    wrapped.call(
-      module.exports,
-      module.exports,
-      require,
-      module,
-      "/reactor.js",
-      "/",
-      Buffer,
-      process,
-      globalThis,
-    );
+    ReflectApply(wrapped, module.exports, values);
   } finally {
     clearTimers();
   }

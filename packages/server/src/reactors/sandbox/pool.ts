@@ -58,10 +58,10 @@ interface Group {
 const workersOf = (group: Group) => group.idle.length + group.busy + group.loading;
 
 /**
- * Workers per key (reactor-runtime.md: tenant code shares its realm with everything in its process, so two
- * reactors, two versions of one, or one version called by two Applications never share a worker). An invocation
- * takes a free worker of its key; when there is none it waits, and the pool starts another worker for the key
- * while it has fewer than `workersPerReactor` and there is room (a spare, or fewer than `maxWorkers` workers):
+ * Workers per key (docs/reactors.md#why-a-deno-process-per-reactor: tenant code shares its realm with everything in its
+ * process, so two reactors, two versions of one, or one version called by two Applications never share a worker). An
+ * invocation takes a free worker of its key; when there is none it waits, and the pool starts another worker for the
+ * key while it has fewer than `workersPerReactor` and there is room (a spare, or fewer than `maxWorkers` workers):
  * whichever worker is free first serves the longest waiting invocation. A key's first worker may also stop the
  * least recently used idle worker of another key to make room; further ones never do. Idle workers are stopped.
  */

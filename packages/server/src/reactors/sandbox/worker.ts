@@ -5,7 +5,7 @@ import { oomKilled, placeWorker, removeWorkerCgroup, type MemoryCgroup } from ".
 import { BUILTIN_MODULES, ERROR_MODULES } from "./modules.js";
 import { parseFrame, type HostFrame, type ThrownByReactor, type WorkerFrame } from "./frames.js";
 
-/** How workers are started and bounded; one set per pool (see sandbox-config.ts). */
+/** How workers are started and bounded; one set per pool (setup.ts builds it). */
 export interface WorkerLimits {
   readonly deno: string;
   readonly harness: string;
