@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { CompiledQuery } from "kysely";
 import { ruleContainers } from "../packages/server/src/access/decide.js";
-import { systemClock } from "../packages/server/src/clock.js";
+import { systemClock } from "../packages/server/src/shared/clock.js";
 import { loadConfig } from "../packages/server/src/config.js";
 import { blindIndex } from "../packages/server/src/crypto/blind-index.js";
 import { createKeyring } from "../packages/server/src/crypto/keyring.js";

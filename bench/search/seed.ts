@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
 import type { AccessRule } from "../../packages/server/src/access/rules.js";
 import type { Principal } from "../../packages/server/src/access/principal.js";
-import type { Clock } from "../../packages/server/src/clock.js";
+import type { Clock } from "../../packages/server/src/shared/clock.js";
 import { loadConfig } from "../../packages/server/src/config.js";
 import { AppError } from "../../packages/server/src/server/errors.js";
 import { bootstrap, createLogger, openVault } from "../../packages/server/src/main.js";

@@ -13,5 +13,5 @@ export { migrateToLatest, MigrationError } from "./storage/migrate.js";
 export { StoreUnreachableError } from "./storage/availability.js";
 export { MasterKeyMismatchError } from "./keys/tenant-keys.js";
 export { StoreNotInitializedError } from "./tenants/service.js";
-export { systemClock, type Clock } from "./clock.js";
+export { systemClock, type Clock } from "./shared/clock.js";
 export { UnknownTenantError } from "./keys/rotation.js";

@@ -5,7 +5,7 @@ import path from "node:path";
 import pg from "pg";
 import type { LevelWithSilent } from "pino";
 import { expect, inject } from "vitest";
-import type { Clock } from "../src/clock.js";
+import type { Clock } from "../src/shared/clock.js";
 import { loadConfig } from "../src/config.js";
 import { serve, type RunningServer } from "../src/main.js";
 import { type Store } from "../src/storage/database.js";

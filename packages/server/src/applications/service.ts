@@ -8,7 +8,7 @@ import {
 import { normalizeRules, validateGrant, type AccessRule } from "../access/rules.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
 import { AppError, type FieldErrors } from "../server/errors.js";
 import { parseTimestamp, textProblem } from "../shared/text.js";

@@ -1,5 +1,5 @@
 import type { CompiledQuery } from "kysely";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { AppError } from "../server/errors.js";
 import { storeOutage } from "../storage/availability.js";

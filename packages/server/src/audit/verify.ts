@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import type { Store } from "../storage/database.js";
 import { GENESIS, linkHash } from "./chain.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Principal } from "../access/principal.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { decrypt, encrypt } from "../crypto/cipher.js";
 import { AppError } from "../server/errors.js";
 import { isUniqueViolation, type Executor } from "../storage/database.js";

@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import type { Keyring } from "../crypto/keyring.js";
 import type { Executor, Store, WriteContext } from "../storage/database.js";
 import { createTenantKeys, type VersionedKey } from "./tenant-keys.js";

@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import type { Keyring, TenantKeyPurpose } from "../crypto/keyring.js";
 import { writeContext, type Executor, type Store, type WriteContext } from "../storage/database.js";
 import { keyStore, type StoredTenantKey } from "./store.js";

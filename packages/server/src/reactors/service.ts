@@ -2,7 +2,7 @@ import { applicationsIn } from "../applications/service.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Application, Principal } from "../access/principal.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import { mergePatch } from "../json/merge-patch.js";
 import { AppError, addError, type FieldErrors } from "../server/errors.js";

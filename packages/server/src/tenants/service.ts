@@ -4,7 +4,7 @@ import { applicationsIn, type IssuedApplication } from "../applications/service.
 import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { generateApiKey } from "../crypto/api-keys.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";

@@ -2,7 +2,7 @@ import { decide, type Decision } from "../access/decide.js";
 import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { nestsDeeperThan } from "../json/depth.js";
 import { isPlainObject } from "../json/merge-patch.js";
 import { AppError, type FieldErrors } from "../server/errors.js";

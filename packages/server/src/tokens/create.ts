@@ -1,7 +1,7 @@
 import { decide } from "../access/decide.js";
 import type { Principal } from "../access/principal.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";

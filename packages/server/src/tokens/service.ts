@@ -2,7 +2,7 @@ import { decide, decideAmong, effectiveRules, ruleContainers } from "../access/d
 import type { TokenPermission } from "../access/permissions.js";
 import type { Principal } from "../access/principal.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import { blindIndex, foldCase } from "../crypto/blind-index.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { QueryError } from "../search/parser.js";

@@ -1,7 +1,7 @@
 import type { Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
-import type { Clock } from "../clock.js";
+import type { Clock } from "../shared/clock.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
 import { secretText } from "./signing.js";
 

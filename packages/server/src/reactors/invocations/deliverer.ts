@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../shared/clock.js";
 import { startWorkLoop, type WorkLoop } from "../../jobs/work-loop.js";
 import type { TenantKeys } from "../../keys/tenant-keys.js";
 import { nextAttemptDelay, type RetryPolicy } from "../../webhooks/backoff.js";

@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../shared/clock.js";
 import { startWorkLoop, type WorkLoop } from "../../jobs/work-loop.js";
 import { AppError, toProblem } from "../../server/errors.js";
 import { storeOutage } from "../../storage/availability.js";

@@ -1,6 +1,6 @@
 import type { Principal } from "../../access/principal.js";
 import type { ReadContext } from "../../storage/database.js";
-import type { Clock } from "../../clock.js";
+import type { Clock } from "../../shared/clock.js";
 import { uuidv7 } from "../../crypto/uuid-v7.js";
 import { AppError } from "../../server/errors.js";
 import type { TenantKeys } from "../../keys/tenant-keys.js";
