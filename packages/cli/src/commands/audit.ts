@@ -1,5 +1,5 @@
 import { defineCommand, type Group } from "../args.js";
-import { withServerConfig } from "./server.js";
+import { ONLY_TENANTS, withServerConfig } from "./server.js";
 
 const verify = defineCommand({
   name: "audit verify",
@@ -11,12 +11,7 @@ const verify = defineCommand({
     "a head recorded earlier. Exits 1 when a chain is broken. Runs against the store directly, with the server's\n" +
     "environment (see .env.example).",
   flags: {
-    tenant: {
-      type: "string",
-      multiple: true,
-      value: "<id>",
-      help: "Only this tenant (default: every tenant)",
-    },
+    tenant: ONLY_TENANTS,
     json: { type: "boolean", help: "One JSON report per tenant and line" },
   },
   run: ({ values }) =>

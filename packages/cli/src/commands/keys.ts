@@ -1,6 +1,6 @@
 import { defineCommand, integerFlag, type Group } from "../args.js";
 import { ProgressBar } from "../progress.js";
-import { withServerConfig } from "./server.js";
+import { ONLY_TENANTS, withServerConfig } from "./server.js";
 
 const rotate = defineCommand({
   name: "keys rotate",
@@ -8,12 +8,7 @@ const rotate = defineCommand({
   summary: "Add a newer data-key version; new writes use it, reads accept every version",
   description: "Runs against the store directly, with the server's environment (see .env.example).",
   flags: {
-    tenant: {
-      type: "string",
-      multiple: true,
-      value: "<id>",
-      help: "Only this tenant (default: every tenant)",
-    },
+    tenant: ONLY_TENANTS,
   },
   run: ({ values }) =>
     withServerConfig(async ({ server, config, log }) => {

@@ -55,6 +55,14 @@ function translate(server: Server, error: unknown): unknown {
   return error;
 }
 
+/** `--tenant <id>`, repeatable, of the vault commands that walk every tenant (keys rotate, audit verify). */
+export const ONLY_TENANTS = {
+  type: "string",
+  multiple: true,
+  value: "<id>",
+  help: "Only this tenant (default: every tenant)",
+} as const;
+
 const SERVER_ENVIRONMENT =
   "Configuration comes from the environment (see .env.example): TESSERA_DATABASE_URL, TESSERA_MASTER_KEY, ...";
 

@@ -1,4 +1,4 @@
-import { decrypt, encrypt } from "../crypto/cipher.js";
+import { openWith, sealUnder } from "../keys/sealing.js";
 import type { VersionedKey } from "../keys/tenant-keys.js";
 import type { SealedConfiguration } from "./types.js";
 
@@ -16,10 +16,7 @@ export function sealConfigurationBytes(
   reactorId: string,
   plaintext: Buffer,
 ): SealedConfiguration {
-  return {
-    ciphertext: encrypt(key.key, plaintext, aad(tenantId, reactorId)).toString("base64"),
-    keyVersion: key.version,
-  };
+  return sealUnder(key, aad(tenantId, reactorId), plaintext);
 }
 
 export function openConfigurationBytes(
@@ -28,7 +25,7 @@ export function openConfigurationBytes(
   reactorId: string,
   sealed: SealedConfiguration,
 ): Buffer {
-  return decrypt(key, Buffer.from(sealed.ciphertext, "base64"), aad(tenantId, reactorId));
+  return openWith(key, aad(tenantId, reactorId), sealed);
 }
 
 export function sealConfiguration(

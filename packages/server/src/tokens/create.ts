@@ -8,7 +8,13 @@ import { AppError } from "../server/errors.js";
 import { isUniqueViolation, type WriteContext } from "../storage/database.js";
 import { assertMayWrite } from "./access.js";
 import { tokenEntry } from "./audit-entries.js";
-import type { CreateTokenInput, Drafts, PreparedCreate, WriteKeys } from "./draft.js";
+import {
+  recordFields,
+  type CreateTokenInput,
+  type Drafts,
+  type PreparedCreate,
+  type WriteKeys,
+} from "./draft.js";
 import { sealData } from "./sealing.js";
 import type { TokenStore } from "./store.js";
 import type { TokenRecord } from "./types.js";
@@ -98,13 +104,7 @@ export function createTokenCreation(deps: {
         id: id ?? uuidv7(clock.now().getTime()),
         tenantId: principal.tenantId,
         type,
-        fingerprint: derived.fingerprint,
-        fingerprintExpression: draft.fingerprintExpression,
-        mask: draft.mask,
-        searchIndexes: draft.searchIndexes,
-        metadata: draft.metadata,
-        containers: draft.containers,
-        expiresAt: draft.expiresAt,
+        ...recordFields(draft, derived),
         createdBy: principal.application.id,
         createdAt: at,
         modifiedBy: null,

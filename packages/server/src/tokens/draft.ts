@@ -81,6 +81,25 @@ export interface PreparedCreate {
   readonly deduplicate: boolean;
 }
 
+/** What a write stores of a draft beside its data: the fields a create sets and an update replaces. */
+export function recordFields(
+  draft: TokenDraft,
+  derived: Derived,
+): Pick<
+  TokenRecord,
+  "fingerprint" | "fingerprintExpression" | "mask" | "searchIndexes" | "metadata" | "containers" | "expiresAt"
+> {
+  return {
+    fingerprint: derived.fingerprint,
+    fingerprintExpression: draft.fingerprintExpression,
+    mask: draft.mask,
+    searchIndexes: draft.searchIndexes,
+    metadata: draft.metadata,
+    containers: draft.containers,
+    expiresAt: draft.expiresAt,
+  };
+}
+
 /**
  * The pure half of a token write: field checks, expressions (search indexes, fingerprint, mask, alias ids) and
  * what is derived from them, without a database. Every check adds to one FieldErrors, so that a request learns

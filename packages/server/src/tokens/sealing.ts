@@ -1,4 +1,4 @@
-import { decrypt, encrypt } from "../crypto/cipher.js";
+import { openWith, sealUnder } from "../keys/sealing.js";
 import type { VersionedKey } from "../keys/tenant-keys.js";
 import type { SealedData } from "./types.js";
 
@@ -13,14 +13,11 @@ export function sealBytes(
   tokenId: string,
   plaintext: Buffer,
 ): SealedData {
-  return {
-    ciphertext: encrypt(key.key, plaintext, aad(tenantId, tokenId)).toString("base64"),
-    keyVersion: key.version,
-  };
+  return sealUnder(key, aad(tenantId, tokenId), plaintext);
 }
 
 export function openBytes(key: Buffer, tenantId: string, tokenId: string, sealed: SealedData): Buffer {
-  return decrypt(key, Buffer.from(sealed.ciphertext, "base64"), aad(tenantId, tokenId));
+  return openWith(key, aad(tenantId, tokenId), sealed);
 }
 
 export function sealData(key: VersionedKey, tenantId: string, tokenId: string, data: unknown): SealedData {

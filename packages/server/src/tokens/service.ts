@@ -14,7 +14,7 @@ import { assertMayWrite, assertUpdateShowsNothing, decideOrNotFound } from "./ac
 import { shownTokens, tokenEntry } from "./audit-entries.js";
 import { createBulk } from "./bulk.js";
 import { createTokenCreation } from "./create.js";
-import { createDrafts, type CreateTokenInput, type PatchTokenInput } from "./draft.js";
+import { createDrafts, recordFields, type CreateTokenInput, type PatchTokenInput } from "./draft.js";
 import type { ExpressionEngine } from "./expressions.js";
 import { sealData } from "./sealing.js";
 import { fromPageRow, tokenStore } from "./store.js";
@@ -95,13 +95,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
 
       const record: TokenRecord = {
         ...before,
-        fingerprint: derived.fingerprint,
-        fingerprintExpression: draft.fingerprintExpression,
-        mask: draft.mask,
-        searchIndexes: draft.searchIndexes,
-        metadata: draft.metadata,
-        containers: draft.containers,
-        expiresAt: draft.expiresAt,
+        ...recordFields(draft, derived),
         modifiedBy: principal.application.id,
         modifiedAt: now(),
       };

@@ -1,4 +1,4 @@
-import { decrypt, encrypt } from "../../crypto/cipher.js";
+import { openWith, sealUnder } from "../../keys/sealing.js";
 import type { VersionedKey } from "../../keys/tenant-keys.js";
 
 /** What is sealed on an invocation row: the detokenized arguments, then the outcome. */
@@ -20,7 +20,7 @@ export function sealJson(
   value: unknown,
 ): string {
   const plaintext = Buffer.from(JSON.stringify(value), "utf8");
-  return encrypt(key.key, plaintext, aad(tenantId, invocationId, part)).toString("base64");
+  return sealUnder(key, aad(tenantId, invocationId, part), plaintext).ciphertext;
 }
 
 export function openJson(
@@ -30,6 +30,6 @@ export function openJson(
   part: Part,
   sealed: string,
 ): unknown {
-  const plaintext = decrypt(key, Buffer.from(sealed, "base64"), aad(tenantId, invocationId, part));
+  const plaintext = openWith(key, aad(tenantId, invocationId, part), { ciphertext: sealed });
   return JSON.parse(plaintext.toString("utf8")) as unknown;
 }
