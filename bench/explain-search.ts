@@ -49,7 +49,7 @@ async function main(argv: string[]): Promise<number> {
     const authenticated = await vault.applications.authenticate(manifest.searchKey);
     if (authenticated === undefined) throw new Error("the corpus's search key is not valid in its store");
     const { principal } = authenticated;
-    // The same scope the service builds for this caller (tokens/service.ts, search).
+    // The same scope the service builds for this caller (tokens/service.ts and search/run.ts).
     const masterKey = readMasterKey(config.masterKey);
     if (!("key" in masterKey)) throw new Error(`no master key at ${masterKey.missingDevFile}`);
     const keys = createTenantKeys({

@@ -31,7 +31,7 @@ const store = openStore({ kind: "sqlite", path: dbFile, walLimitBytes: 64 * 1024
 await migrateToLatest(store);
 await store.close();
 
-// The pragmas of packages/server/src/storage/database.ts (journal_mode=WAL also persists in the file).
+// The pragmas of packages/server/src/storage/sqlite.ts (journal_mode=WAL also persists in the file).
 const db = new SQLite(dbFile);
 db.pragma("journal_mode = WAL");
 db.pragma("synchronous = FULL");
