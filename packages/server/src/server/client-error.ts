@@ -60,15 +60,23 @@ export function answerClientError(
   // As Node's own handler does: a response already under way on this connection (a pipelined request before the
   // bad one) must not get these bytes in the middle of its own.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-  if (socket.writable && inFlight?.headersSent !== true) {
-    const body = JSON.stringify(toProblem(problem, undefined));
-    socket.write(
-      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
-        "Content-Type: application/problem+json\r\n" +
-        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-        "Connection: close\r\n\r\n" +
-        body,
-    );
+  if (!socket.writable || inFlight?.headersSent === true) {
+    socket.destroy();
+    return;
   }
-  socket.destroy();
+  const body = JSON.stringify(toProblem(problem, undefined));
+  socket.end(
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
+      "Content-Type: application/problem+json\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      "Connection: close\r\n\r\n" +
+      body,
+  );
+  // Closed only once the client has the answer: a socket closed with bytes still unread (the rest of 64 KB of
+  // headers) is reset, and a reset discards the answer on the client's side before it is read. What the client
+  // still sends is read and dropped; one that keeps its end open is cut off after CLOSE_GRACE_MS.
+  socket.resume();
+  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
 }
+
+const CLOSE_GRACE_MS = 2_000;
