@@ -53,8 +53,10 @@ export function answerClientError(
   socket: Socket,
   log: FastifyBaseLogger,
 ): void {
-  // A reset connection has no one left to answer (Node's own handler skips it too).
-  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  // A reset connection has no one left to answer (Node's own handler skips it too); a connection already answered
+  // may report more parser errors for the bytes that keep arriving, and gets one answer only.
+  if (error.code === "ECONNRESET" || socket.destroyed || answered.has(socket)) return;
+  answered.add(socket);
   const problem = problemFor(error.code);
   log.debug({ code: error.code, status: problem.status }, "client error refused");
   // As Node's own handler does: a response already under way on this connection (a pipelined request before the
@@ -70,5 +72,12 @@ export function answerClientError(
         body,
     );
   }
-  socket.destroy();
+  // Closing at once while the client is still sending (64 KB of headers) resets the connection, and the client's
+  // stack may drop the answer it has not read yet (Node 24 does). So: end our side after the answer, and close
+  // for good a little later, when the client has had time to read it.
+  socket.end();
+  setTimeout(() => socket.destroy(), CLOSE_AFTER_MS).unref();
 }
+
+const CLOSE_AFTER_MS = 1000;
+const answered = new WeakSet<Socket>();
