@@ -138,7 +138,8 @@ export class TesseraElement {
   private iframe: HTMLIFrameElement | undefined;
   private port: MessagePort | undefined;
   private ready = false;
-  private detach: (() => void) | undefined;
+  /** While mounting: stops waiting for the frame, and settles `mount`'s promise. */
+  private mounting: { readonly cleanup: () => void; readonly resolve: () => void; readonly reject: (error: ElementsError) => void } | undefined;
   private readonly handlers = new Map<ElementEventName, Set<(event: never) => void>>();
   private readonly requests = new Map<string, { settle: (result: Result | ElementsError) => void }>();
 
@@ -192,7 +193,7 @@ export class TesseraElement {
         hello = true;
         window.removeEventListener("message", onMessage);
         const channel = new MessageChannel();
-        channel.port1.onmessage = (message: MessageEvent) => this.receive(message.data, resolve);
+        channel.port1.onmessage = (message: MessageEvent) => this.receive(message.data);
         this.port = channel.port1;
         // To the vault's origin only: had the frame navigated elsewhere, the port would not be delivered.
         iframe.contentWindow?.postMessage(
@@ -222,10 +223,13 @@ export class TesseraElement {
           if (!this.ready) fail(new ElementsError("timeout", "The field did not become ready in time."));
         }, READY_TIMEOUT_MS),
       );
-      this.detach = () => {
-        window.removeEventListener("message", onMessage);
-        for (const timer of timers) clearTimeout(timer);
-        reject(new ElementsError("not-mounted", "The element was unmounted before it was ready."));
+      this.mounting = {
+        cleanup: () => {
+          window.removeEventListener("message", onMessage);
+          for (const timer of timers) clearTimeout(timer);
+        },
+        resolve,
+        reject,
       };
       container.appendChild(iframe);
     });
@@ -256,8 +260,10 @@ export class TesseraElement {
 
   /** Removes the frame; the element can be mounted again. */
   unmount(): void {
-    this.detach?.();
-    this.detach = undefined;
+    const mounting = this.mounting;
+    this.mounting = undefined;
+    mounting?.cleanup();
+    mounting?.reject(new ElementsError("not-mounted", "The element was unmounted before it was ready."));
     this.port?.close();
     this.port = undefined;
     this.iframe?.remove();
@@ -305,16 +311,16 @@ export class TesseraElement {
     this.port?.postMessage(message);
   }
 
-  private receive(data: unknown, resolveMount: () => void): void {
+  private receive(data: unknown): void {
     if (!isFrameMessage(data)) return;
     const message: FrameMessage = data;
     switch (message.kind) {
       case "ready":
         if (this.ready) return;
         this.ready = true;
-        this.detach?.();
-        this.detach = undefined;
-        resolveMount();
+        this.mounting?.cleanup();
+        this.mounting?.resolve();
+        this.mounting = undefined;
         return this.emit("ready", {});
       case "change": {
         const { kind: _kind, ...state } = message;

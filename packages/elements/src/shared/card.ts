@@ -98,7 +98,10 @@ export interface CardNumberState {
   readonly formatted: string;
   readonly profile: CardProfile;
   readonly complete: boolean;
-  /** `false` once the digits cannot become a valid number (the longest length typed and the Luhn check fails). */
+  /**
+   * `false` when the digits have a length of the brand and fail the Luhn check. Typing on can make them valid
+   * again (a Visa number may have 16, 18 or 19 digits), but a typo shows at once rather than on the last digit.
+   */
   readonly valid: boolean;
 }
 
@@ -113,7 +116,7 @@ export function cardNumberState(input: string): CardNumberState {
   }
   const luhn = luhnValid(digits);
   const complete = profile.lengths.includes(digits.length) && luhn;
-  const valid = complete || digits.length < maxLength(profile);
+  const valid = !profile.lengths.includes(digits.length) || luhn;
   return { digits, formatted: formatCardNumber(digits, profile), profile, complete, valid };
 }
 
