@@ -105,9 +105,12 @@ async function main(): Promise<void> {
     [`demo/${demoJs}`]: { role: "demo-asset", type: TYPES[".js"]! },
     [`demo/${demoCss}`]: { role: "demo-asset", type: TYPES[".css"]! },
   };
-  const { version } = JSON.parse(await readFile(path.join(root, "package.json"), "utf8")) as { version: string };
+  const { version } = JSON.parse(await readFile(path.join(root, "package.json"), "utf8")) as {
+    version: string;
+  };
   const digest = createHash("sha256");
-  for (const file of Object.keys(files).sort()) digest.update(file).update(await readFile(path.join(dist, file)));
+  for (const file of Object.keys(files).sort())
+    digest.update(file).update(await readFile(path.join(dist, file)));
   await writeFile(
     path.join(dist, "manifest.json"),
     `${JSON.stringify({ version, build: digest.digest("hex").slice(0, 16), files }, null, 2)}\n`,

@@ -315,7 +315,11 @@ function parseElements(env: Env, production: boolean, problems: string[]): Eleme
         `TESSERA_ELEMENTS_ORIGINS: ${JSON.stringify(text)} is not an origin: give scheme://host[:port] of a page, ` +
           "like https://shop.example.com, without a path, a trailing slash or a wildcard",
       );
-    } else if (production && origin.startsWith("http:") && !isLoopback(new URL(origin).hostname.replace(/^\[|\]$/g, ""))) {
+    } else if (
+      production &&
+      origin.startsWith("http:") &&
+      !isLoopback(new URL(origin).hostname.replace(/^\[|\]$/g, ""))
+    ) {
       problems.push(
         `TESSERA_ELEMENTS_ORIGINS: ${origin} is plain http; in production a checkout page must be https ` +
           "(anyone on the network could replace the page around the fields)",

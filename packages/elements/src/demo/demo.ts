@@ -16,7 +16,12 @@ function log(name: string, detail: unknown): void {
 }
 
 /** Mirrors a field's state on the page's own box around its frame: focus ring, error border. */
-function follow(element: TesseraElement, name: string, box: HTMLElement, states: Map<string, ChangeEvent>): void {
+function follow(
+  element: TesseraElement,
+  name: string,
+  box: HTMLElement,
+  states: Map<string, ChangeEvent>,
+): void {
   element.on("ready", () => log(`${name} ready`, undefined));
   element.on("focus", () => box.classList.add("focused"));
   element.on("blur", () => {
@@ -33,7 +38,10 @@ function follow(element: TesseraElement, name: string, box: HTMLElement, states:
 
 function start(key: string): void {
   const elements = TesseraElements.init({ baseUrl: new URL("..", location.href).href, key });
-  const style = { base: { fontSize: "16px", color: "#1a1a1a", "::placeholder": { color: "#6b6b6b" } }, invalid: { color: "#b91c1c" } };
+  const style = {
+    base: { fontSize: "16px", color: "#1a1a1a", "::placeholder": { color: "#6b6b6b" } },
+    invalid: { color: "#b91c1c" },
+  };
   const number = elements.createElement("cardNumber", { label: "Card number", style });
   const expiry = elements.createElement("cardExpirationDate", { label: "Expiration date", style });
   const cvc = elements.createElement("cardVerificationCode", { label: "Security code", style });
@@ -65,11 +73,13 @@ function start(key: string): void {
   for (const element of [number, expiry, cvc]) element.on("keydown", () => void submit());
 
   $("checkout").hidden = false;
-  void Promise.all([number.mount("#card-number"), expiry.mount("#card-expiry"), cvc.mount("#card-cvc")]).catch(
-    (error: unknown) => {
-      problem.textContent = error instanceof Error ? error.message : String(error);
-    },
-  );
+  void Promise.all([
+    number.mount("#card-number"),
+    expiry.mount("#card-expiry"),
+    cvc.mount("#card-cvc"),
+  ]).catch((error: unknown) => {
+    problem.textContent = error instanceof Error ? error.message : String(error);
+  });
 }
 
 $("setup").addEventListener("submit", (event) => {

@@ -1,4 +1,12 @@
-import { caretAfter, isSignificant, readField, sameState, type FieldRules, type PublicState, type Reading } from "../shared/field.js";
+import {
+  caretAfter,
+  isSignificant,
+  readField,
+  sameState,
+  type FieldRules,
+  type PublicState,
+  type Reading,
+} from "../shared/field.js";
 import {
   isCollect,
   isCollected,
@@ -44,7 +52,9 @@ function originParameter(value: string | null): string | undefined {
   if (value === null) return undefined;
   try {
     const url = new URL(value);
-    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value ? value : undefined;
+    return (url.protocol === "https:" || url.protocol === "http:") && url.origin === value
+      ? value
+      : undefined;
   } catch {
     return undefined;
   }
@@ -129,7 +139,10 @@ function start(): void {
       options.validation === undefined
         ? undefined
         : validationPattern(options.validation.source, options.validation.flags);
-    if ((options.mask !== undefined && mask === undefined) || (options.validation !== undefined && !validation)) {
+    if (
+      (options.mask !== undefined && mask === undefined) ||
+      (options.validation !== undefined && !validation)
+    ) {
       return false;
     }
     rules = {
@@ -139,7 +152,10 @@ function start(): void {
       ...(validation !== undefined && { validation }),
       ...(options.maxLength !== undefined && { maxLength: options.maxLength }),
     };
-    input.setAttribute("autocomplete", (type === "text" ? options.autoComplete : AUTOCOMPLETE[type]) ?? "off");
+    input.setAttribute(
+      "autocomplete",
+      (type === "text" ? options.autoComplete : AUTOCOMPLETE[type]) ?? "off",
+    );
     input.inputMode = type === "text" ? (options.inputMode ?? "text") : "numeric";
     label.textContent = LABELS[type];
     input.placeholder = PLACEHOLDERS[type];
@@ -187,7 +203,8 @@ function start(): void {
     const data: unknown = event.data;
     if (event.source === window.parent && event.origin === parentOrigin) {
       // The handshake, once: the page's end of the channel is the only way in from then on.
-      if (port !== undefined || !isConnect(data) || data.element !== element || event.ports.length !== 1) return;
+      if (port !== undefined || !isConnect(data) || data.element !== element || event.ports.length !== 1)
+        return;
       port = event.ports[0]!;
       port.onmessage = onParentMessage;
       return;

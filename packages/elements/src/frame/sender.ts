@@ -41,7 +41,10 @@ export function answerCollect(collect: Collect, element: string, reading: Readin
  * returns the answer to the page unless it shows an entered value.
  */
 export function createSender(deps: SenderDeps) {
-  const pending = new Map<string, { remaining: Set<string>; answers: Map<string, Answer>; done: () => void }>();
+  const pending = new Map<
+    string,
+    { remaining: Set<string>; answers: Map<string, Answer>; done: () => void }
+  >();
 
   function collect(request: string, wanted: readonly string[]): Promise<Map<string, Answer>> {
     const answers = new Map<string, Answer>();
@@ -108,7 +111,12 @@ export function createSender(deps: SenderDeps) {
     const answers = await collect(message.request, wanted);
     const missing = wanted.filter((id) => !answers.has(id));
     if (missing.length > 0) {
-      return fail(message.request, "element-missing", "A referred field is not mounted in this page.", missing);
+      return fail(
+        message.request,
+        "element-missing",
+        "A referred field is not mounted in this page.",
+        missing,
+      );
     }
     const values = new Map<string, FieldValue>();
     const unusable: string[] = [];
@@ -117,7 +125,12 @@ export function createSender(deps: SenderDeps) {
       else unusable.push(id);
     }
     if (unusable.length > 0) {
-      return fail(message.request, "incomplete-elements", "A referred field is empty, incomplete or invalid.", unusable);
+      return fail(
+        message.request,
+        "incomplete-elements",
+        "A referred field is empty, incomplete or invalid.",
+        unusable,
+      );
     }
     const placed = placeValues(message.endpoint, message.body, message.refs, values);
     if (!placed.ok) return fail(message.request, "invalid-request", placed.message);
@@ -144,7 +157,11 @@ export function createSender(deps: SenderDeps) {
       if (!isJsonValue(parsed)) throw new TypeError("not JSON");
       body = parsed;
     } catch {
-      return fail(message.request, "bad-response", `The vault answered ${response.status} without a JSON body.`);
+      return fail(
+        message.request,
+        "bad-response",
+        `The vault answered ${response.status} without a JSON body.`,
+      );
     }
     if (revealsValue(body, [...values.values()])) {
       return fail(

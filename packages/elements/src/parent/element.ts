@@ -91,17 +91,26 @@ export function randomId(): string {
 }
 
 /** The options as the frame takes them, or an error naming what is wrong. */
-export function wireOptions(type: ElementType, options: TextElementOptions & CardVerificationCodeOptions): FieldOptions {
+export function wireOptions(
+  type: ElementType,
+  options: TextElementOptions & CardVerificationCodeOptions,
+): FieldOptions {
   for (const name of TEXT_ONLY) {
     if (type !== "text" && options[name] !== undefined) {
       throw new ElementsError("invalid-argument", `${name} is an option of text elements only.`);
     }
   }
   if (type !== "cardVerificationCode" && options.cardBrand !== undefined) {
-    throw new ElementsError("invalid-argument", "cardBrand is an option of cardVerificationCode elements only.");
+    throw new ElementsError(
+      "invalid-argument",
+      "cardBrand is an option of cardVerificationCode elements only.",
+    );
   }
   if (options.mask !== undefined && parseMask(options.mask) === undefined) {
-    throw new ElementsError("invalid-argument", "mask must be 1 to 64 characters with at least one 9, a or *.");
+    throw new ElementsError(
+      "invalid-argument",
+      "mask must be 1 to 64 characters with at least one 9, a or *.",
+    );
   }
   const { validation, ...rest } = options;
   if (validation !== undefined && !(validation instanceof RegExp)) {
@@ -139,7 +148,13 @@ export class TesseraElement {
   private port: MessagePort | undefined;
   private ready = false;
   /** While mounting: stops waiting for the frame, and settles `mount`'s promise. */
-  private mounting: { readonly cleanup: () => void; readonly resolve: () => void; readonly reject: (error: ElementsError) => void } | undefined;
+  private mounting:
+    | {
+        readonly cleanup: () => void;
+        readonly resolve: () => void;
+        readonly reject: (error: ElementsError) => void;
+      }
+    | undefined;
   private readonly handlers = new Map<ElementEventName, Set<(event: never) => void>>();
   private readonly requests = new Map<string, { settle: (result: Result | ElementsError) => void }>();
 
@@ -166,17 +181,32 @@ export class TesseraElement {
     }
     const container = typeof target === "string" ? document.querySelector(target) : target;
     if (!(container instanceof HTMLElement)) {
-      return Promise.reject(new ElementsError("invalid-argument", `No element matches ${String(target)}.`));
+      return Promise.reject(
+        new ElementsError(
+          "invalid-argument",
+          typeof target === "string"
+            ? `No element matches ${target}.`
+            : "mount takes a selector or an HTMLElement.",
+        ),
+      );
     }
     if (!/^https?:\/\//.test(location.origin)) {
-      return Promise.reject(new ElementsError("invalid-argument", "Elements needs a page served over http(s)."));
+      return Promise.reject(
+        new ElementsError("invalid-argument", "Elements needs a page served over http(s)."),
+      );
     }
     const iframe = document.createElement("iframe");
     iframe.src = `${this.host.frameUrl}#origin=${encodeURIComponent(location.origin)}&element=${this.id}`;
     iframe.title = this.options.label ?? defaultTitle(this.type);
     iframe.referrerPolicy = "origin";
     iframe.setAttribute("scrolling", "no");
-    Object.assign(iframe.style, { border: "0", width: "100%", height: "24px", display: "block", overflow: "hidden" });
+    Object.assign(iframe.style, {
+      border: "0",
+      width: "100%",
+      height: "24px",
+      display: "block",
+      overflow: "hidden",
+    });
     this.iframe = iframe;
 
     return new Promise<void>((resolve, reject) => {
@@ -239,7 +269,10 @@ export class TesseraElement {
   update(options: UpdateOptions): void {
     const wire = wireOptions(this.type, options);
     if (!isUpdateOptions(wire)) {
-      throw new ElementsError("invalid-argument", "Only label, placeholder, style, disabled, readOnly and cardBrand change.");
+      throw new ElementsError(
+        "invalid-argument",
+        "Only label, placeholder, style, disabled, readOnly and cardBrand change.",
+      );
     }
     this.options = { ...this.options, ...wire };
     if (wire.label !== undefined && this.iframe !== undefined) this.iframe.title = wire.label;
@@ -270,20 +303,22 @@ export class TesseraElement {
     this.iframe = undefined;
     this.ready = false;
     for (const [, request] of this.requests) {
-      request.settle(new ElementsError("not-mounted", "The element was unmounted before the vault answered."));
+      request.settle(
+        new ElementsError("not-mounted", "The element was unmounted before the vault answered."),
+      );
     }
     this.requests.clear();
   }
 
   on<E extends ElementEventName>(name: E, handler: Handler<E>): () => void {
     const set = this.handlers.get(name) ?? new Set();
-    set.add(handler as (event: never) => void);
+    set.add(handler);
     this.handlers.set(name, set);
     return () => this.off(name, handler);
   }
 
   off<E extends ElementEventName>(name: E, handler: Handler<E>): void {
-    this.handlers.get(name)?.delete(handler as (event: never) => void);
+    this.handlers.get(name)?.delete(handler);
   }
 
   /** Sends a request through this element's frame; the library calls it for `tokenize` and `tokens.create`. */

@@ -93,7 +93,8 @@ export class Elements {
   private async request(endpoint: Endpoint, body: ElementsBody): Promise<unknown> {
     const refs: Ref[] = [];
     const json = this.toWire(body, [], refs, 0);
-    if (!isJsonValue(json)) throw new ElementsError("invalid-argument", "The body is not JSON within the limits.");
+    if (!isJsonValue(json))
+      throw new ElementsError("invalid-argument", "The body is not JSON within the limits.");
     // The frame of the first referred element sends; with none referred, any mounted element of this instance.
     const sender =
       refs.length > 0
@@ -113,7 +114,8 @@ export class Elements {
     }
     if (result.status >= 400) {
       const body = result.body as { detail?: unknown; title?: unknown } | null;
-      const text = typeof body?.detail === "string" ? body.detail : typeof body?.title === "string" ? body.title : "";
+      const text =
+        typeof body?.detail === "string" ? body.detail : typeof body?.title === "string" ? body.title : "";
       throw new ElementsError("api-error", `The vault answered ${result.status}. ${text}`.trim(), {
         status: result.status,
         body: result.body,
@@ -127,15 +129,29 @@ export class Elements {
   }
 
   /** A JSON copy of the body with every element (or part) replaced by `null` and its place recorded. */
-  private toWire(value: unknown, path: (string | number)[], refs: Ref[], depth: number): JsonValue | undefined {
-    if (depth > JSON_LIMITS.depth) throw new ElementsError("invalid-argument", "The body is nested too deeply.");
+  private toWire(
+    value: unknown,
+    path: (string | number)[],
+    refs: Ref[],
+    depth: number,
+  ): JsonValue | undefined {
+    if (depth > JSON_LIMITS.depth)
+      throw new ElementsError("invalid-argument", "The body is nested too deeply.");
     if (value instanceof TesseraElement || value instanceof ElementPart) {
       const element = value instanceof ElementPart ? value.element : value;
       if (!this.made.has(element)) {
-        throw new ElementsError("invalid-argument", "An element of another Elements instance is in the body.");
+        throw new ElementsError(
+          "invalid-argument",
+          "An element of another Elements instance is in the body.",
+        );
       }
-      if (path.length === 0) throw new ElementsError("invalid-argument", "The body cannot be an element itself.");
-      refs.push({ path: [...path], element: element.id, part: value instanceof ElementPart ? value.part : "value" });
+      if (path.length === 0)
+        throw new ElementsError("invalid-argument", "The body cannot be an element itself.");
+      refs.push({
+        path: [...path],
+        element: element.id,
+        part: value instanceof ElementPart ? value.part : "value",
+      });
       return null;
     }
     if (value === null || typeof value === "string" || typeof value === "boolean") return value;

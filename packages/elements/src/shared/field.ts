@@ -80,8 +80,18 @@ function reading(
   value: FieldValue | undefined,
 ): Reading {
   const empty = shown.length === 0;
-  const errors: FieldError[] = !valid ? [{ type: "invalid" }] : !empty && !complete ? [{ type: "incomplete" }] : [];
-  const state: PublicState = { complete, empty, valid, errors, ...(cardBrand !== undefined && { cardBrand }) };
+  const errors: FieldError[] = !valid
+    ? [{ type: "invalid" }]
+    : !empty && !complete
+      ? [{ type: "incomplete" }]
+      : [];
+  const state: PublicState = {
+    complete,
+    empty,
+    valid,
+    errors,
+    ...(cardBrand !== undefined && { cardBrand }),
+  };
   return complete && value !== undefined ? { shown, state, value } : { shown, state };
 }
 

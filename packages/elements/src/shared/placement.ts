@@ -20,7 +20,8 @@ import type { Endpoint, FieldValue, Ref } from "./protocol.js";
 /** Members of a token request the page may not set when the request holds an entered value. */
 const CHOSEN_EXPRESSIONS = ["mask", "fingerprint_expression", "search_indexes"] as const;
 
-export type Placement = { readonly ok: true; readonly body: JsonValue } | { readonly ok: false; readonly message: string };
+export type Placement =
+  { readonly ok: true; readonly body: JsonValue } | { readonly ok: false; readonly message: string };
 
 type Scalar = string | number;
 
@@ -39,8 +40,14 @@ function scalarOf(value: FieldValue, part: Ref["part"]): Scalar | string[] {
 }
 
 /** Whether a value of this field type may sit at `rest` (the path below the token request) of a `type` token. */
-function allowedAt(value: FieldValue, part: Ref["part"], type: string, rest: readonly (string | number)[]): boolean {
-  const at = (...expected: string[]) => rest.length === expected.length && expected.every((s, i) => rest[i] === s);
+function allowedAt(
+  value: FieldValue,
+  part: Ref["part"],
+  type: string,
+  rest: readonly (string | number)[],
+): boolean {
+  const at = (...expected: string[]) =>
+    rest.length === expected.length && expected.every((s, i) => rest[i] === s);
   switch (value.type) {
     case "cardNumber":
       return (type === "card" && at("data", "number")) || (type === "card_number" && at("data"));
@@ -74,7 +81,8 @@ function tokenRequestOn(
 
 function child(node: unknown, segment: string | number): unknown {
   if (Array.isArray(node)) return typeof segment === "number" ? (node as unknown[])[segment] : undefined;
-  if (isPlainObject(node) && typeof segment === "string" && Object.hasOwn(node, segment)) return node[segment];
+  if (isPlainObject(node) && typeof segment === "string" && Object.hasOwn(node, segment))
+    return node[segment];
   return undefined;
 }
 
@@ -100,7 +108,8 @@ export function placeValues(
       return refused(where, `may not hold a ${value.type} value in a ${type} token`);
     }
     for (const member of CHOSEN_EXPRESSIONS) {
-      if (Object.hasOwn(found.request, member)) return refused(where, `is in a token request that sets ${member}`);
+      if (Object.hasOwn(found.request, member))
+        return refused(where, `is in a token request that sets ${member}`);
     }
     const id = found.request.id;
     if (id !== undefined && (typeof id !== "string" || id.includes("{{"))) {

@@ -1,6 +1,17 @@
 import { CARD_BRANDS, type CardBrand } from "./brands.js";
 import { isJsonValue, type JsonValue } from "./json.js";
-import { array, boolean, integer, literal, object, oneOf, PROTOTYPE_KEYS, string, type Check, type Checked } from "./shape.js";
+import {
+  array,
+  boolean,
+  integer,
+  literal,
+  object,
+  oneOf,
+  PROTOTYPE_KEYS,
+  string,
+  type Check,
+  type Checked,
+} from "./shape.js";
 import { isStyle } from "./style.js";
 import { MAX_MASK_LENGTH, MAX_TEXT_LENGTH } from "./text.js";
 
@@ -68,7 +79,10 @@ export const isFieldOptions = object(
     inputMode: literal("text", "numeric", "decimal", "tel", "email"),
     mask: string({ min: 1, max: MAX_MASK_LENGTH }),
     maxLength: integer(1, MAX_TEXT_LENGTH),
-    validation: object({ source: string({ min: 1, max: 512 }), flags: string({ max: 4, pattern: /^[imsu]*$/ }) }),
+    validation: object({
+      source: string({ min: 1, max: 512 }),
+      flags: string({ max: 4, pattern: /^[imsu]*$/ }),
+    }),
   },
 );
 export type FieldOptions = Checked<typeof isFieldOptions>;
@@ -201,7 +215,13 @@ export const isFieldValue = oneOf(
 export type FieldValue = Checked<typeof isFieldValue>;
 
 export const isCollected = oneOf(
-  object({ protocol: isProtocol, kind: literal("collected"), request: isId, element: isId, value: isFieldValue }),
+  object({
+    protocol: isProtocol,
+    kind: literal("collected"),
+    request: isId,
+    element: isId,
+    value: isFieldValue,
+  }),
   object({
     protocol: isProtocol,
     kind: literal("collected"),
@@ -211,4 +231,3 @@ export const isCollected = oneOf(
   }),
 );
 export type Collected = Checked<typeof isCollected>;
-

@@ -49,12 +49,15 @@ export function string(options: { min?: number; max: number; pattern?: RegExp })
 }
 
 export function integer(min: number, max: number): Check<number> {
-  return (value): value is number => Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
+  return (value): value is number =>
+    Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max;
 }
 
 export const boolean: Check<boolean> = (value): value is boolean => typeof value === "boolean";
 
-export function literal<const T extends readonly (string | number | boolean)[]>(...values: T): Check<T[number]> {
+export function literal<const T extends readonly (string | number | boolean)[]>(
+  ...values: T
+): Check<T[number]> {
   return (value): value is T[number] => values.includes(value as T[number]);
 }
 

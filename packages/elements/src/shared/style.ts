@@ -42,7 +42,8 @@ const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set(["rgb", "rgba", "hsl", "h
 
 /** A declared value: allowed characters only, and only colour and `calc` functions. */
 export function isStyleValue(value: unknown): value is string {
-  if (typeof value !== "string" || value.length > MAX_VALUE_LENGTH || !VALUE_CHARACTERS.test(value)) return false;
+  if (typeof value !== "string" || value.length > MAX_VALUE_LENGTH || !VALUE_CHARACTERS.test(value))
+    return false;
   for (const match of value.matchAll(/([A-Za-z-]*)\s*\(/g)) {
     if (!ALLOWED_FUNCTIONS.has(match[1]!.toLowerCase())) return false;
   }
@@ -53,16 +54,18 @@ const declarationShape = Object.fromEntries(
   Object.keys(STYLE_PROPERTIES).map((property) => [property, isStyleValue]),
 ) as Record<StyleProperty, Check<string>>;
 const isDeclarations = object({}, declarationShape);
-const isRules = object({}, {
-  ...declarationShape,
-  ...(Object.fromEntries(STYLE_PSEUDOS.map((pseudo) => [pseudo, isDeclarations])) as Record<
-    StylePseudo,
-    typeof isDeclarations
-  >),
-});
+const isRules = object(
+  {},
+  {
+    ...declarationShape,
+    ...(Object.fromEntries(STYLE_PSEUDOS.map((pseudo) => [pseudo, isDeclarations])) as Record<
+      StylePseudo,
+      typeof isDeclarations
+    >),
+  },
+);
 
 export const isStyle: Check<Style> = object(
   {},
   Object.fromEntries(STYLE_STATES.map((state) => [state, isRules])) as Record<StyleState, typeof isRules>,
 );
-

@@ -6,7 +6,8 @@
 export const MAX_MASK_LENGTH = 64;
 export const MAX_TEXT_LENGTH = 256;
 
-export type Slot = { readonly kind: "input"; readonly accepts: RegExp } | { readonly kind: "literal"; readonly char: string };
+export type Slot =
+  { readonly kind: "input"; readonly accepts: RegExp } | { readonly kind: "literal"; readonly char: string };
 
 const SLOTS: Readonly<Record<string, RegExp>> = { "9": /\d/, a: /[A-Za-z]/, "*": /[A-Za-z0-9]/ };
 
@@ -52,7 +53,8 @@ export function maskText(input: string, slots: readonly Slot[]): { value: string
     }
     let literals = "";
     let target = next;
-    for (let s = slots[target]; s !== undefined && s.kind === "literal"; s = slots[++target]) literals += s.char;
+    for (let s = slots[target]; s !== undefined && s.kind === "literal"; s = slots[++target])
+      literals += s.char;
     const fits = slots[target];
     if (fits === undefined || fits.kind !== "input" || !fits.accepts.test(char)) continue;
     value += literals + char;

@@ -39,7 +39,9 @@ export interface Browser {
 /** A fresh profile in a temp dir, removed on close. */
 export async function startBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`CI=true: the Elements browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+    throw new Error(
+      `CI=true: the Elements browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`,
+    );
   }
   const profile = mkdtempSync(path.join(tmpdir(), "tessera-chromium-"));
   try {
@@ -86,7 +88,9 @@ export interface Site {
  * A site on loopback: GET /checkout.html serves `page()` as a merchant's checkout; every request it receives is
  * recorded (the listener "elsewhere" is the same kind of site with no page).
  */
-export async function startSite(page: () => string = () => "<!doctype html><title>nothing</title>"): Promise<Site> {
+export async function startSite(
+  page: () => string = () => "<!doctype html><title>nothing</title>",
+): Promise<Site> {
   const received: Received[] = [];
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];

@@ -63,13 +63,21 @@ export async function loadElementAssets(dir: string | undefined): Promise<Elemen
     build?: unknown;
     files?: Record<string, { role?: unknown; type?: unknown }>;
   };
-  if (typeof manifest.version !== "string" || typeof manifest.build !== "string" || manifest.files === undefined) {
+  if (
+    typeof manifest.version !== "string" ||
+    typeof manifest.build !== "string" ||
+    manifest.files === undefined
+  ) {
     throw new Error(`${dir}/manifest.json is not an Elements build manifest`);
   }
   const files: Asset[] = [];
   for (const [file, entry] of Object.entries(manifest.files)) {
     const role = ASSET_ROLES.find((known) => known === entry.role);
-    if (!/^(v1\/|demo\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file) || role === undefined || typeof entry.type !== "string") {
+    if (
+      !/^(v1\/|demo\/)?[A-Za-z0-9_-][A-Za-z0-9._-]*$/.test(file) ||
+      role === undefined ||
+      typeof entry.type !== "string"
+    ) {
       throw new Error(`${dir}/manifest.json: ${file} is not a file Elements serves`);
     }
     const body = await readFile(path.join(dir, file));

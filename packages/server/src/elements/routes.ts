@@ -18,7 +18,9 @@ export function elementsRoutes(options: ElementsRoutesOptions): FastifyPluginAsy
       const headers = headersFor(asset.role, options);
       // The policy is part of the tag: a changed list of origins is fetched anew, not revalidated as unchanged.
       const etag = `W/"${asset.digest}.${createHash("sha256").update(JSON.stringify(headers)).digest("base64url").slice(0, 10)}"`;
-      app.get(asset.url, { schema: { hide: true } }, (request, reply) => send(asset, headers, etag, request, reply));
+      app.get(asset.url, { schema: { hide: true } }, (request, reply) =>
+        send(asset, headers, etag, request, reply),
+      );
     }
   };
 }

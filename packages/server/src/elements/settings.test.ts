@@ -66,7 +66,8 @@ describe("TESSERA_ELEMENTS_ORIGINS and TESSERA_ELEMENTS_DEMO", () => {
     expect(
       problemsOf({
         NODE_ENV: "production",
-        TESSERA_ELEMENTS_ORIGINS: "http://shop.example.com,http://localhost:8080,http://127.0.0.1,http://[::1]:81",
+        TESSERA_ELEMENTS_ORIGINS:
+          "http://shop.example.com,http://localhost:8080,http://127.0.0.1,http://[::1]:81",
       }),
     ).toEqual([
       "TESSERA_ELEMENTS_ORIGINS: http://shop.example.com is plain http; in production a checkout page must be " +
@@ -76,15 +77,20 @@ describe("TESSERA_ELEMENTS_ORIGINS and TESSERA_ELEMENTS_DEMO", () => {
   });
 
   it("take the demo flag as true or false only, in production too", () => {
-    expect(problemsOf({ TESSERA_ELEMENTS_DEMO: "yes" })).toEqual(["TESSERA_ELEMENTS_DEMO must be true or false"]);
-    expect(loadConfig({ NODE_ENV: "production", TESSERA_MASTER_KEY: KEY, TESSERA_ELEMENTS_DEMO: "true" }).elements.demo).toBe(
-      true,
-    );
+    expect(problemsOf({ TESSERA_ELEMENTS_DEMO: "yes" })).toEqual([
+      "TESSERA_ELEMENTS_DEMO must be true or false",
+    ]);
+    expect(
+      loadConfig({ NODE_ENV: "production", TESSERA_MASTER_KEY: KEY, TESSERA_ELEMENTS_DEMO: "true" }).elements
+        .demo,
+    ).toBe(true);
   });
 
   it("cap the list at 100 origins", () => {
     const many = Array.from({ length: 101 }, (_, i) => `https://shop${i}.example.com`).join(",");
-    expect(problemsOf({ TESSERA_ELEMENTS_ORIGINS: many })).toEqual(["TESSERA_ELEMENTS_ORIGINS: at most 100 origins"]);
+    expect(problemsOf({ TESSERA_ELEMENTS_ORIGINS: many })).toEqual([
+      "TESSERA_ELEMENTS_ORIGINS: at most 100 origins",
+    ]);
   });
 });
 
@@ -94,7 +100,9 @@ describe("framePolicy", () => {
       /frame-ancestors (.*)$/.exec(framePolicy({ origins, demo }))![1];
     expect(ancestors([], false)).toBe("'none'");
     expect(ancestors([], true)).toBe("'self'");
-    expect(ancestors(["https://a.example", "https://b.example"], false)).toBe("https://a.example https://b.example");
+    expect(ancestors(["https://a.example", "https://b.example"], false)).toBe(
+      "https://a.example https://b.example",
+    );
     expect(ancestors(["https://a.example"], true)).toBe("'self' https://a.example");
   });
 });
