@@ -24,6 +24,11 @@ import {
 // What the functions below run as in the page; the test itself is compiled for Node, without the DOM's types.
 declare const window: any;
 declare const document: any;
+declare function getComputedStyle(element: unknown): {
+  color: string;
+  fontSize: string;
+  backgroundColor: string;
+};
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
 const AXE = readFileSync(path.join(ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
@@ -309,6 +314,28 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
         expect(await number.getAttribute("aria-invalid")).toBe("true");
         await checkout.page.evaluate(() => window.checkout.number.clear());
         await waitForEvent(checkout, "number", (d) => d.empty && d.valid && d.errors.length === 0, "cleared");
+
+        // Styles reach the field through the allow-list, and state options through the channel.
+        await checkout.page.evaluate(() =>
+          window.checkout.number.update({
+            style: {
+              base: { color: "rgb(1, 2, 3)", fontSize: "20px" },
+              empty: { backgroundColor: "rgb(4, 5, 6)" },
+            },
+            placeholder: "Card",
+            disabled: true,
+          }),
+        );
+        await expect.poll(() => number.isDisabled()).toBe(true);
+        expect(await number.getAttribute("placeholder")).toBe("Card");
+        expect(
+          await number.evaluate((input: unknown) => {
+            const style = getComputedStyle(input);
+            return [style.color, style.fontSize, style.backgroundColor];
+          }),
+        ).toEqual(["rgb(1, 2, 3)", "20px", "rgb(4, 5, 6)"]);
+        await checkout.page.evaluate(() => window.checkout.number.update({ disabled: false }));
+        await expect.poll(() => number.isDisabled()).toBe(false);
 
         await number.pressSequentially("378282246310005");
         await waitForEvent(

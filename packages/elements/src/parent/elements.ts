@@ -35,8 +35,15 @@ export class Elements {
   };
 
   constructor(options: InitOptions) {
-    if (typeof options?.baseUrl !== "string" || typeof options.key !== "string" || options.key.length === 0) {
+    if (typeof options?.baseUrl !== "string" || typeof options.key !== "string") {
       throw new ElementsError("invalid-argument", "init takes { baseUrl, key }.");
+    }
+    // Sent in a header by the frames: visible ASCII only.
+    if (!/^[\x21-\x7e]{1,512}$/.test(options.key)) {
+      throw new ElementsError(
+        "invalid-argument",
+        "key must be an API key: 1 to 512 visible ASCII characters.",
+      );
     }
     if (SERVER_KEY_PREFIXES.some((prefix) => options.key.startsWith(prefix))) {
       throw new ElementsError(
