@@ -35,6 +35,8 @@ const AXE = readFileSync(path.join(ROOT, "node_modules/axe-core/axe.min.js"), "u
 /** Screenshots go to docs/images/ when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the tree as it was. */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === "1";
 const TIMEOUT = 120_000;
+/** Waits on the page are event-driven with a generous bound: the machine may be busy. */
+const POLL = { timeout: 20_000 };
 
 function luhnComplete(prefix: string, length: number): string {
   let digits = prefix;
@@ -175,7 +177,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
       .poll(
         async () =>
           (await checkout.events(name)).some((entry) => entry.event === "change" && match(entry.detail)),
-        { timeout: 20_000, message: what },
+        { ...POLL, message: what },
       )
       .toBe(true);
   }
@@ -224,7 +226,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
           "number complete",
         );
         await expect
-          .poll(() => checkout.field("number").locator("#field").inputValue())
+          .poll(() => checkout.field("number").locator("#field").inputValue(), POLL)
           .toBe(number.replace(/(\d{4})(?=\d)/g, "$1 "));
         await checkout
           .field("expiry")
@@ -235,7 +237,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
         await waitForEvent(checkout, "cvc", (detail) => detail.complete, "cvc complete");
         await checkout.field("cvc").locator("#field").press("Enter");
         await expect
-          .poll(async () => (await checkout.events("cvc")).filter((entry) => entry.event === "keydown"))
+          .poll(async () => (await checkout.events("cvc")).filter((entry) => entry.event === "keydown"), POLL)
           .toEqual([
             {
               name: "cvc",
@@ -326,7 +328,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
             disabled: true,
           }),
         );
-        await expect.poll(() => number.isDisabled()).toBe(true);
+        await expect.poll(() => number.isDisabled(), POLL).toBe(true);
         expect(await number.getAttribute("placeholder")).toBe("Card");
         expect(
           await number.evaluate((input: unknown) => {
@@ -335,7 +337,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
           }),
         ).toEqual(["rgb(1, 2, 3)", "20px", "rgb(4, 5, 6)"]);
         await checkout.page.evaluate(() => window.checkout.number.update({ disabled: false }));
-        await expect.poll(() => number.isDisabled()).toBe(false);
+        await expect.poll(() => number.isDisabled(), POLL).toBe(false);
 
         await number.pressSequentially("378282246310005");
         await waitForEvent(
@@ -544,11 +546,18 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
               body: { type: "card_number", data: null },
               refs: [{ path: ["data"], element: ids.number, part: "value" }],
             });
-            await new Promise((resolve) => setTimeout(resolve, 3000));
-            const results = (w.__observed as string[])
-              .filter((line) => line.startsWith("port message "))
-              .map((line) => JSON.parse(line.slice("port message ".length)))
-              .filter((message) => message.kind === "result");
+            const resultsNow = () =>
+              (w.__observed as string[])
+                .filter((line) => line.startsWith("port message "))
+                .map((line) => JSON.parse(line.slice("port message ".length)))
+                .filter((message) => message.kind === "result");
+            // The six refusals come back; then a while longer for anything that should not.
+            const deadline = Date.now() + 20_000;
+            while (resultsNow().length < 6 && Date.now() < deadline) {
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+            await new Promise((resolve) => setTimeout(resolve, 1500));
+            const results = resultsNow();
             return {
               requests,
               results,
@@ -659,7 +668,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
           .pressSequentially("4242424242424242");
         await page.frameLocator("#card-expiry iframe").locator("#field").pressSequentially("1230");
         await page.frameLocator("#card-cvc iframe").locator("#field").pressSequentially("123");
-        await expect.poll(() => page.locator("#brand").textContent()).toBe("(visa)");
+        await expect.poll(() => page.locator("#brand").textContent(), POLL).toBe("(visa)");
 
         const violations: { id: string; impact: string; where: string }[] = [];
         for (const frame of page.frames()) {
@@ -676,7 +685,7 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
         expect(typed.subarray(1, 4).toString()).toBe("PNG");
 
         await page.click("#tokenize");
-        await expect.poll(() => page.locator("#token").textContent()).toContain('"XXXXXXXXXXXX4242"');
+        await expect.poll(() => page.locator("#token").textContent(), POLL).toContain('"XXXXXXXXXXXX4242"');
         const tokenized = await page.locator("main").screenshot();
         if (SCREENSHOTS) {
           writeFileSync(path.join(ROOT, "docs/images/elements-demo-typed.png"), typed);

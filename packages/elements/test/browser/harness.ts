@@ -43,7 +43,7 @@ export async function startBrowser(): Promise<Browser> {
       `CI=true: the Elements browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`,
     );
   }
-  const profile = mkdtempSync(path.join(tmpdir(), "tessera-chromium-"));
+  const profile = mkdtempSync(path.join(tmpdir(), "tessera-elements-chromium-"));
   try {
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
