@@ -87,7 +87,7 @@ describe("brands", () => {
 describe("card number field", () => {
   it("keeps digits only, at most the brand's longest length, formatted so that formatting again changes nothing", () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 40 }), (input) => {
+      fc.property(fc.oneof(fc.string({ maxLength: 40 }), fc.stringMatching(/^[0-9 -]{0,24}$/)), (input) => {
         const state = cardNumberState(input);
         expect(state.digits).toMatch(/^\d*$/);
         expect(state.digits.length).toBeLessThanOrEqual(maxLength(state.profile));
@@ -105,6 +105,21 @@ describe("card number field", () => {
         const atLength = state.profile.lengths.includes(state.digits.length);
         expect(state.complete).toBe(atLength && luhnValid(state.digits));
         expect(state.valid).toBe(!atLength || luhnValid(state.digits));
+      }),
+    );
+  });
+
+  it("marks a typo invalid at the first length of its brand, though a Visa number may still grow", () => {
+    expect(cardNumberState("4242424242424241")).toMatchObject({ complete: false, valid: false });
+    expect(cardNumberState("42424242424242411")).toMatchObject({ complete: false, valid: true });
+    expect(cardNumberState("5555555555554445")).toMatchObject({ complete: false, valid: false });
+    expect(cardNumberState("378282246310006")).toMatchObject({ complete: false, valid: false });
+    fc.assert(
+      fc.property(fc.constantFrom("4", "51", "2221", "34", "6011", "35"), digits(14, 16), (prefix, rest) => {
+        const number = (prefix + rest).slice(0, 16);
+        const state = cardNumberState(number);
+        fc.pre(state.profile.lengths.includes(number.length));
+        expect(state.valid).toBe(luhnValid(number));
       }),
     );
   });
@@ -167,13 +182,17 @@ describe("expiration date field", () => {
 
   it("formats as MM / YY and reads its own format and pasted forms the same way", () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 12 }), (input) => {
+      fc.property(fc.oneof(fc.string({ maxLength: 12 }), fc.stringMatching(/^[0-9/ ]{0,8}$/)), (input) => {
         const state = expiryState(input, now);
         expect(state.digits).toMatch(/^\d{0,4}$/);
         expect(expiryState(state.formatted, now).formatted).toBe(state.formatted);
       }),
+      { numRuns: 2000 },
     );
     expect(expiryState("4", now).formatted).toBe("04");
+    // A slash after a month from 20 up: the digits are read as typed, and reading the result again changes nothing.
+    expect(expiryState("20/", now).formatted).toBe("02 / 0");
+    expect(expiryState("02 / 0", now).formatted).toBe("02 / 0");
     expect(expiryState("1230", now).formatted).toBe("12 / 30");
     expect(expiryState("12/2030", now)).toMatchObject({ complete: true, month: 12, year: 2030 });
     expect(expiryState("1/30", now)).toMatchObject({ complete: true, month: 1, year: 2030 });

@@ -46,7 +46,8 @@ function expiryDigits(input: string): string {
   if (slash !== -1) {
     const month = input.slice(0, slash).replace(/\D/g, "");
     const year = input.slice(slash + 1).replace(/\D/g, "");
-    if (month.length === 1 || month.length === 2) {
+    // A two-digit month from 20 up is read as typed digits are: `2` is a month, `0` the year's first digit.
+    if (month.length === 1 || (month.length === 2 && /^[01]/.test(month))) {
       return month.padStart(2, "0") + (year.length === 4 ? year.slice(2) : year.slice(0, 2));
     }
   }
