@@ -11,6 +11,7 @@ import { verifyAuditLog, type ChainReport } from "./audit/verify.js";
 import { systemClock, type Clock } from "./clock.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
+import { elementsDistDir, loadElementAssets } from "./elements/assets.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
@@ -245,6 +246,10 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     maxQueuedPerTenant: config.jobs.maxQueuedPerTenant,
     enqueued: () => runner?.wake(),
   });
+  const elementAssets = await loadElementAssets(elementsDistDir());
+  if (elementAssets === undefined && log !== false) {
+    log.warn("@tessera/elements is not built (npm run build): /elements/ is not served");
+  }
   const app = await buildApp({
     applications: vault.applications,
     reactors: vault.reactors,
@@ -260,6 +265,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     bodyLimit: config.bodyLimit,
     limits: config.limits,
     ...(metrics !== undefined && { metrics: { metrics, token: config.metrics.token } }),
+    ...(elementAssets !== undefined && { elements: { assets: elementAssets, ...config.elements } }),
     logger: log,
   });
   built.app = app;

@@ -9,6 +9,7 @@ import { registerIdempotency } from "../idempotency/hooks.js";
 import type { Idempotency } from "../idempotency/service.js";
 import type { AuditService } from "../audit/service.js";
 import type { LimitsConfig } from "../config.js";
+import { elementsRoutes, type ElementsRoutesOptions } from "../elements/routes.js";
 import { healthRoutes, type Readiness } from "../health/routes.js";
 import { registerLimits, trustProxyOption } from "../limits/register.js";
 import { registerMetrics, type MetricsEndpoint } from "../observability/routes.js";
@@ -51,6 +52,8 @@ export interface AppDeps {
   readonly bodyLimit: number;
   /** Rate limits, bounded concurrency, load shedding (docs/limits.md); absent: none. */
   readonly limits?: LimitsConfig;
+  /** The hosted fields' files under /elements/ (docs/elements.md); absent when the package is not built. */
+  readonly elements?: ElementsRoutesOptions;
   /** GET /metrics and the request timings behind it; absent when metrics are off (TESSERA_METRICS). */
   readonly metrics?: MetricsEndpoint;
   /** `false` for silence (tests). */
@@ -146,6 +149,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get("/openapi.json", { schema: { hide: true } }, () => Promise.resolve(app.swagger()));
   await app.register(healthRoutes(deps.readiness));
+  // Static and keyless: outside the API's authentication and rate limits.
+  if (deps.elements !== undefined) await app.register(elementsRoutes(deps.elements));
 
   await app.register(async (api) => {
     if (deps.limits !== undefined) registerLimits(api, deps.limits);
