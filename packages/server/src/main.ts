@@ -39,6 +39,7 @@ import {
 import { tenantStore } from "./tenants/store.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
+import { createExplainService } from "./explain/service.js";
 import { DEFAULT_RETRY_POLICY } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
@@ -253,6 +254,11 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     idempotency: vault.idempotency,
     tenants: vault.tenants,
     tokens: vault.tokens,
+    explain: createExplainService({
+      applications: vault.applications,
+      tokens: vault.tokens,
+      audit: vault.audit.recorder,
+    }),
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
     limits: config.limits,

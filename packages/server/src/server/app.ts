@@ -5,6 +5,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { auditRoutes } from "../audit/routes.js";
+import { explainRoutes } from "../explain/routes.js";
+import type { ExplainService } from "../explain/service.js";
 import { registerIdempotency } from "../idempotency/hooks.js";
 import type { Idempotency } from "../idempotency/service.js";
 import type { AuditService } from "../audit/service.js";
@@ -47,6 +49,8 @@ export interface AppDeps {
   readonly idempotency: Idempotency;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
+  /** POST /access/explain. */
+  readonly explain: ExplainService;
   readonly readiness: Readiness;
   readonly bodyLimit: number;
   /** Rate limits, bounded concurrency, load shedding (docs/limits.md); absent: none. */
@@ -169,6 +173,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(tokenRoutes(deps.tokens));
     await api.register(webhookRoutes(deps.webhookSecrets));
     await api.register(auditRoutes(deps.audit));
+    await api.register(explainRoutes(deps.explain));
   });
 
   return app;

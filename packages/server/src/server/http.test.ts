@@ -8,6 +8,7 @@ import type { InvocationService } from "../reactors/invocations/service.js";
 import type { ReactorInvocation } from "../reactors/invoke.js";
 import type { ReactorService } from "../reactors/service.js";
 import type { TenantService } from "../tenants/service.js";
+import type { ExplainService } from "../explain/service.js";
 import type { TokenService } from "../tokens/service.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
@@ -181,6 +182,7 @@ describe("an unexpected failure", () => {
       idempotency: {} as Idempotency,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
+      explain: {} as ExplainService,
       readiness: { check: () => Promise.reject(new Error("down")) },
       bodyLimit: 1024,
       logger: false,
