@@ -11,7 +11,11 @@ describe.skipIf(STORE_UNAVAILABLE)("client.access.explain", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    admin = new TesseraClient({ baseUrl: server.url, apiKey: server.bootstrapKey, fetch: recordingFetch(sent) });
+    admin = new TesseraClient({
+      baseUrl: server.url,
+      apiKey: server.bootstrapKey,
+      fetch: recordingFetch(sent),
+    });
   });
   afterAll(() => server?.close());
 

@@ -35,6 +35,12 @@ export interface Config {
   readonly jobs: JobsConfig;
   readonly metrics: MetricsConfig;
   readonly limits: LimitsConfig;
+  /** The web console at /console (docs/console.md); its files are built with the package @tessera/console. */
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  readonly enabled: boolean;
 }
 
 /** GET /metrics (docs/observability.md#exposure). */
@@ -260,6 +266,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
 
   const metrics = parseMetrics(env, host, problems);
   const limits = parseLimits(env, problems);
+  const consoleConfig: ConsoleConfig = {
+    enabled:
+      nonEmpty(env.TESSERA_CONSOLE_ENABLED) === undefined ||
+      parseBoolean(env.TESSERA_CONSOLE_ENABLED, "TESSERA_CONSOLE_ENABLED", problems),
+  };
 
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
@@ -280,6 +291,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     jobs: Object.freeze(jobs),
     metrics: Object.freeze(metrics),
     limits: Object.freeze(limits),
+    console: Object.freeze(consoleConfig),
   });
 }
 

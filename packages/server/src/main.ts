@@ -40,6 +40,7 @@ import { tenantStore } from "./tenants/store.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
 import { createExplainService } from "./explain/service.js";
+import { builtConsoleRoot } from "./console/routes.js";
 import { DEFAULT_RETRY_POLICY } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
@@ -262,6 +263,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
     limits: config.limits,
+    ...(config.console.enabled && { console: { root: builtConsoleRoot() } }),
     ...(metrics !== undefined && { metrics: { metrics, token: config.metrics.token } }),
     logger: log,
   });

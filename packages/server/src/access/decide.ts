@@ -67,17 +67,15 @@ export function effectiveRules(grantee: Grantee): RankedRule[] {
     .map((rule, index): RankedRule => ({ rule, origin: { kind: "rule", index } }))
     .sort((a, b) => a.rule.priority - b.rule.priority);
   const last = explicit.at(-1)?.rule.priority ?? 0;
-  const implicit = grantee.permissions.filter(isTokenPermission).map(
-    (permission, i): RankedRule => ({
-      rule: {
-        priority: last + 1 + i,
-        container: ROOT,
-        transform: IMPLICIT_TRANSFORM[permission],
-        permissions: [permission],
-      },
-      origin: { kind: "permission", permission },
-    }),
-  );
+  const implicit = grantee.permissions.filter(isTokenPermission).map((permission, i): RankedRule => ({
+    rule: {
+      priority: last + 1 + i,
+      container: ROOT,
+      transform: IMPLICIT_TRANSFORM[permission],
+      permissions: [permission],
+    },
+    origin: { kind: "permission", permission },
+  }));
   return [...explicit, ...implicit];
 }
 

@@ -35,7 +35,8 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    writer = (await application({ name: "writer", type: "private", permissions: [...TOKEN_PERMISSIONS] })).key;
+    writer = (await application({ name: "writer", type: "private", permissions: [...TOKEN_PERMISSIONS] }))
+      .key;
     backend = await application({
       name: "backend",
       type: "private",
@@ -57,7 +58,11 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
   afterAll(() => server?.close());
 
   it("names the deciding rule, its index and transform, and every rule tried before it, without token data", async () => {
-    const response = await explain({ application_id: backend.id, token_id: token.id, permission: "token:read" });
+    const response = await explain({
+      application_id: backend.id,
+      token_id: token.id,
+      permission: "token:read",
+    });
     expect(response.status, response.text).toBe(200);
     expect(response.body).toEqual({
       application: { id: backend.id, name: "backend", type: "private" },
@@ -192,7 +197,12 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
       "/containers",
     ],
     [
-      { application_id: "00000000-0000-4000-8000-000000000000", token_id: "t", permission: "token:read", x: 1 },
+      {
+        application_id: "00000000-0000-4000-8000-000000000000",
+        token_id: "t",
+        permission: "token:read",
+        x: 1,
+      },
       "x",
     ],
   ])("refuses a malformed body %j with 400 naming the field", async (body, field) => {
@@ -218,7 +228,10 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
 
   it("answers 404 for an unknown Application or token, another tenant's, and an expired Application", async () => {
     const missing = "00000000-0000-4000-8000-000000000000";
-    expectProblem(await explain({ application_id: missing, token_id: token.id, permission: "token:read" }), 404);
+    expectProblem(
+      await explain({ application_id: missing, token_id: token.id, permission: "token:read" }),
+      404,
+    );
     expectProblem(
       await explain({ application_id: backend.id, token_id: "no-such-token", permission: "token:read" }),
       404,
@@ -265,15 +278,21 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
         { selector: (r) => r.priority, maxLength: 4 },
       ),
     });
-    const tokenContainers = fc.uniqueArray(fc.constantFrom("/pci/", "/pci/high/x/", "/pii/", "/pcix/", "/other/"), {
-      minLength: 1,
-      maxLength: 2,
-    });
+    const tokenContainers = fc.uniqueArray(
+      fc.constantFrom("/pci/", "/pci/high/x/", "/pii/", "/pcix/", "/other/"),
+      {
+        minLength: 1,
+        maxLength: 2,
+      },
+    );
 
     let echo: string;
     beforeAll(async () => {
       const response = await server.request("POST", "/reactors", {
-        body: { name: "echo", code: "module.exports = async ({ args }) => ({ raw: { value: args.value } });" },
+        body: {
+          name: "echo",
+          code: "module.exports = async ({ args }) => ({ raw: { value: args.value } });",
+        },
       });
       expect(response.status, response.text).toBe(201);
       echo = response.body.id as string;
@@ -330,7 +349,10 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
           return "allowed";
         }
         case "token:create": {
-          const r = await server.request("POST", "/tokens", { key, body: { data: SECRET, mask: MASK, containers } });
+          const r = await server.request("POST", "/tokens", {
+            key,
+            body: { data: SECRET, mask: MASK, containers },
+          });
           if (refused(r.status)) return undefined;
           expect(r.status, r.text).toBe(201);
           return shown(r.body.data, "data" in r.body);

@@ -81,7 +81,8 @@ export const ExplanationSchema = Type.Object({
   ),
   decided_by: Type.Optional(RuleRef),
   passed_over: Type.Array(PassedOver, {
-    description: "Every rule tried before the deciding one, in precedence order; all of them when none decides.",
+    description:
+      "Every rule tried before the deciding one, in precedence order; all of them when none decides.",
   }),
   each_container: Type.Optional(
     Type.Array(ContainerCheck, {

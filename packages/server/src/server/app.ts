@@ -5,6 +5,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "../applications/routes.js";
 import type { ApplicationService } from "../applications/service.js";
 import { auditRoutes } from "../audit/routes.js";
+import { registerConsole } from "../console/routes.js";
 import { explainRoutes } from "../explain/routes.js";
 import type { ExplainService } from "../explain/service.js";
 import { registerIdempotency } from "../idempotency/hooks.js";
@@ -55,6 +56,8 @@ export interface AppDeps {
   readonly bodyLimit: number;
   /** Rate limits, bounded concurrency, load shedding (docs/limits.md); absent: none. */
   readonly limits?: LimitsConfig;
+  /** The web console's built files (console/routes.ts); absent when it is off (TESSERA_CONSOLE_ENABLED). */
+  readonly console?: { readonly root: string | undefined };
   /** GET /metrics and the request timings behind it; absent when metrics are off (TESSERA_METRICS). */
   readonly metrics?: MetricsEndpoint;
   /** `false` for silence (tests). */
@@ -160,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get("/openapi.json", { schema: { hide: true } }, () => Promise.resolve(app.swagger()));
   await app.register(healthRoutes(deps.readiness));
+  if (deps.console !== undefined) await registerConsole(app, deps.console.root);
 
   await app.register(async (api) => {
     if (deps.limits !== undefined) registerLimits(api, deps.limits);
