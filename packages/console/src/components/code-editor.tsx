@@ -1,5 +1,6 @@
 import { javascript } from "@codemirror/lang-javascript";
 import { lintGutter, setDiagnostics, type Diagnostic } from "@codemirror/lint";
+import { Compartment } from "@codemirror/state";
 import { EditorView } from "@codemirror/view";
 import { basicSetup } from "codemirror";
 import { forwardRef, useEffect, useImperativeHandle, useRef } from "react";
@@ -20,8 +21,10 @@ interface Props {
   readonly value: string;
   readonly onChange: (value: string) => void;
   readonly marks: readonly CodeMark[];
-  readonly labelledBy: string;
-  readonly describedBy?: string;
+  /** The editor's accessible name (ids do not reach into its shadow root, so no aria-labelledby). */
+  readonly label: string;
+  /** Read out with the name: where the server found problems, if it did. */
+  readonly description?: string;
 }
 
 function offsetOf(view: EditorView, mark: CodeMark): number {
@@ -30,33 +33,44 @@ function offsetOf(view: EditorView, mark: CodeMark): number {
   return Math.min(line.from + Math.max((mark.column ?? 1) - 1, 0), line.to);
 }
 
+/** Sizing inside the shadow root, which the console's stylesheet does not reach. */
+const SIZE = EditorView.theme({
+  "&": { minHeight: "12rem", fontSize: "0.9rem" },
+  ".cm-scroller": { minHeight: "12rem" },
+});
+
 /**
- * CodeMirror 6, loaded with the reactor editor page only. Its styles go into constructed stylesheets, which the
- * console's CSP (style-src 'self', no 'unsafe-inline') allows. Tab is left to focus navigation (no indentWithTab),
- * so keyboard users can leave the editor.
+ * CodeMirror 6, loaded with the reactor editor page only. It runs in a shadow root: there CodeMirror puts its
+ * styles into constructed stylesheets (CSSOM), which the console's CSP (style-src 'self', no 'unsafe-inline')
+ * allows, where in the document itself it would add <style> elements that the policy blocks. Tab is left to focus
+ * navigation (no indentWithTab), so keyboard users can leave the editor.
  */
 const CodeEditor = forwardRef<CodeEditorHandle, Props>(function CodeEditor(
-  { value, onChange, marks, labelledBy, describedBy },
+  { value, onChange, marks, label, description },
   handle,
 ) {
   const host = useRef<HTMLDivElement>(null);
   const view = useRef<EditorView | null>(null);
+  // The accessible name and description change with the server's findings; a compartment swaps them in place.
+  const attributes = useRef(new Compartment()).current;
   const change = useRef(onChange);
   change.current = onChange;
 
   useEffect(() => {
     if (host.current === null) return;
+    const shadow = host.current.shadowRoot ?? host.current.attachShadow({ mode: "open" });
     const editor = new EditorView({
       doc: value,
-      parent: host.current,
+      parent: shadow,
+      root: shadow,
       extensions: [
         basicSetup,
         javascript(),
         lintGutter(),
-        EditorView.contentAttributes.of({
-          "aria-labelledby": labelledBy,
-          ...(describedBy !== undefined && { "aria-describedby": describedBy }),
-        }),
+        SIZE,
+        // Wrapped, not scrolled sideways: readable on a phone, and no scrolling box the keyboard cannot reach.
+        EditorView.lineWrapping,
+        attributes.of(EditorView.contentAttributes.of({ "aria-label": label })),
         EditorView.updateListener.of((update) => {
           if (update.docChanged) change.current(update.state.doc.toString());
         }),
@@ -69,6 +83,17 @@ const CodeEditor = forwardRef<CodeEditorHandle, Props>(function CodeEditor(
     };
     // Created once: the document is the editor's own after that, and `value` only seeds it.
   }, []);
+
+  useEffect(() => {
+    view.current?.dispatch({
+      effects: attributes.reconfigure(
+        EditorView.contentAttributes.of({
+          "aria-label": label,
+          ...(description !== undefined && { "aria-description": description }),
+        }),
+      ),
+    });
+  }, [label, description]);
 
   useEffect(() => {
     const editor = view.current;

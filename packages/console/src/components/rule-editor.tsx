@@ -6,6 +6,7 @@ import {
   useSensor,
   useSensors,
   type DragEndEvent,
+  type UniqueIdentifier,
 } from "@dnd-kit/core";
 import {
   arrayMove,
@@ -94,6 +95,8 @@ export function RuleEditor({ rules, onChange, allowed, errors }: EditorProps) {
   const update = (index: number, change: Partial<RuleDraft>) =>
     onChange(rules.map((rule, i) => (i === index ? { ...rule, ...change } : rule)));
 
+  const position = (id: UniqueIdentifier) => rules.findIndex((r) => r.key === id) + 1;
+
   function dragEnd({ active, over }: DragEndEvent) {
     if (over === null || active.id === over.id) return;
     move(
@@ -119,6 +122,18 @@ export function RuleEditor({ rules, onChange, allowed, errors }: EditorProps) {
           screenReaderInstructions: {
             draggable:
               "To reorder a rule, press Space or Enter, move it with the arrow keys, and press Space or Enter again to drop it, or Escape to cancel.",
+          },
+          announcements: {
+            onDragStart: ({ active }) => `Picked up rule ${position(active.id)}.`,
+            onDragOver: ({ active, over }) =>
+              over === null
+                ? undefined
+                : `Rule ${position(active.id)} is over position ${position(over.id)}.`,
+            onDragEnd: ({ active, over }) =>
+              over === null
+                ? `Rule ${position(active.id)} was dropped where it was.`
+                : `Rule ${position(active.id)} was dropped at position ${position(over.id)}.`,
+            onDragCancel: ({ active }) => `Reordering cancelled; rule ${position(active.id)} stays.`,
           },
         }}
       >

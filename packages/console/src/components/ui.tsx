@@ -197,3 +197,15 @@ export function formatTime(iso: string | undefined): string {
   if (iso === undefined) return "—";
   return new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
+
+/**
+ * A table that may scroll sideways on a narrow screen: a focusable, labelled region, so that keyboard users can
+ * scroll it too (WCAG 2.1.1).
+ */
+export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+  return (
+    <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
+      {children}
+    </div>
+  );
+}

@@ -9,7 +9,7 @@ import type {
 import { useState, type FormEvent } from "react";
 import { Link, useLocation } from "wouter";
 import { fieldErrors } from "../api";
-import { newRule, RuleEditor, ruleDrafts, rulesOf, type RuleDraft } from "../components/rule-editor";
+import { RuleEditor, ruleDrafts, rulesOf, type RuleDraft } from "../components/rule-editor";
 import { ConfirmButton, Field, formatTime, PageTitle, Problem, SecretReveal } from "../components/ui";
 import { PERMISSION_DESCRIPTIONS, PERMISSIONS_OF } from "../permissions";
 import { useSession, useSessionApi } from "../session";
@@ -209,11 +209,6 @@ function ApplicationForm({ application }: { application: Application | undefined
           <button type="submit" className="primary" disabled={save.isPending}>
             {application === undefined ? "Create Application" : "Save changes"}
           </button>
-          {application === undefined && rules.length === 0 && type !== "management" && (
-            <button type="button" onClick={() => setRules([newRule(tokenPermissions)])}>
-              Start with a rule
-            </button>
-          )}
         </div>
       </form>
       {application !== undefined && (

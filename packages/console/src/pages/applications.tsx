@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "wouter";
-import { formatTime, PageTitle, Pager, Problem } from "../components/ui";
+import { formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
 import { useSession } from "../session";
 
 export function Applications() {
@@ -21,7 +21,7 @@ export function Applications() {
       <Problem error={list.error} />
       {list.data !== undefined && (
         <>
-          <div className="table-wrap">
+          <TableWrap label="Applications">
             <table>
               <caption className="visually-hidden">Applications of this tenant</caption>
               <thead>
@@ -49,7 +49,7 @@ export function Applications() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager
             page={page}
             totalPages={list.data.pagination.totalPages}

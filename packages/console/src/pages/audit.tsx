@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { AuditEntry, ListLogsInput } from "@tessera/sdk";
 import { useMemo, useState, type FormEvent } from "react";
-import { Field, formatTime, PageTitle, Pager, Problem } from "../components/ui";
+import { Field, formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
 import { useSession } from "../session";
 
 type Action = NonNullable<ListLogsInput["action"]>;
@@ -153,7 +153,7 @@ export function Audit() {
       <Problem error={logs.error} />
       {logs.data !== undefined && (
         <>
-          <div className="table-wrap">
+          <TableWrap label="Audit entries">
             <table>
               <caption className="visually-hidden">Audit entries, newest first</caption>
               <thead>
@@ -173,7 +173,7 @@ export function Audit() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager
             page={page}
             totalPages={logs.data.pagination.totalPages}

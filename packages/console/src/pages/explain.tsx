@@ -20,6 +20,13 @@ function where(rule: Rule): string {
   return (rule.conditions ?? []).map((c) => `${c.attribute} ${c.operator} ${c.value}`).join(" and ");
 }
 
+/** The server's summary, with the rules numbered as the rule editor numbers them (from 1). */
+function sentence(explanation: AccessExplanation): string {
+  const rule = explanation.decidedBy;
+  if (!explanation.allowed || rule === undefined) return explanation.summary;
+  return `${explanation.permission} allowed by ${ruleName(rule)}: ${explanation.transform ?? rule.transform}.`;
+}
+
 export function Explain() {
   const { client } = useSession();
   const params = new URLSearchParams(useSearch());
@@ -180,7 +187,7 @@ function Verdict({
       <h2 id="verdict">
         {explanation.allowed ? `Allowed: ${explanation.transform ?? "allowed"}` : "Denied"}
       </h2>
-      <p data-testid="summary">{explanation.summary}</p>
+      <p data-testid="summary">{sentence(explanation)}</p>
       <p className="hint">
         {explanation.application.name} · {explanation.permission} ·{" "}
         {explanation.tokenId !== undefined && (

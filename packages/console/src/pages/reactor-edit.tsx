@@ -5,7 +5,7 @@ import { Link, useLocation } from "wouter";
 import { fieldErrors } from "../api";
 import type { CodeEditorHandle, CodeMark } from "../components/code-editor";
 import { DataKeyGate } from "../components/data-key";
-import { ConfirmButton, Field, formatTime, PageTitle, Problem } from "../components/ui";
+import { ConfirmButton, Field, formatTime, PageTitle, Problem, TableWrap } from "../components/ui";
 import type { DataKey } from "../session";
 import { useSession } from "../session";
 
@@ -63,7 +63,6 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
   const { client } = useSession();
   const queries = useQueryClient();
   const [, navigate] = useLocation();
-  const codeLabel = useId();
   const codeErrorId = useId();
   const editor = useRef<CodeEditorHandle>(null);
   const [name, setName] = useState(reactor?.name ?? "");
@@ -129,7 +128,7 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
           {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
         </Field>
         <div className="field">
-          <span id={codeLabel} className="label">
+          <span className="label" aria-hidden="true">
             Code
           </span>
           <Suspense fallback={<p role="status">Loading the editor…</p>}>
@@ -138,8 +137,10 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
               value={code}
               onChange={setCode}
               marks={marks}
-              labelledBy={codeLabel}
-              {...(marks.length > 0 && { describedBy: codeErrorId })}
+              label="Code"
+              {...(marks.length > 0 && {
+                description: marks.map((m) => `line ${m.line}: ${m.message}`).join("; "),
+              })}
             />
           </Suspense>
           {marks.length > 0 && (
@@ -402,7 +403,7 @@ function InvocationView({ dataKey, reactorId, id }: { dataKey: DataKey; reactorI
             <pre>{JSON.stringify(data.result ?? data.response ?? data.error, null, 2)}</pre>
           )}
           {data.delivery !== undefined && (
-            <div className="table-wrap">
+            <TableWrap label="Webhook delivery attempts">
               <table>
                 <caption>Webhook delivery: {data.delivery.status}</caption>
                 <thead>
@@ -424,7 +425,7 @@ function InvocationView({ dataKey, reactorId, id }: { dataKey: DataKey; reactorI
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )}
         </>
       )}

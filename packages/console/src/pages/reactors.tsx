@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "wouter";
-import { formatTime, PageTitle, Pager, Problem } from "../components/ui";
+import { formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
 import { useSession } from "../session";
 
 export default function Reactors() {
@@ -33,7 +33,7 @@ export default function Reactors() {
       <Problem error={list.error} />
       {list.data !== undefined && (
         <>
-          <div className="table-wrap">
+          <TableWrap label="Reactors">
             <table>
               <caption className="visually-hidden">Reactors of this tenant</caption>
               <thead>
@@ -57,7 +57,7 @@ export default function Reactors() {
                 ))}
               </tbody>
             </table>
-          </div>
+          </TableWrap>
           <Pager
             page={page}
             totalPages={list.data.pagination.totalPages}

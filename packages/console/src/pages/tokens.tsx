@@ -4,7 +4,7 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { Link, useLocation } from "wouter";
 import { fieldErrors } from "../api";
 import { DataKeyGate } from "../components/data-key";
-import { Field, formatTime, PageTitle, Pager, Problem } from "../components/ui";
+import { Field, formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
 import type { DataKey } from "../session";
 
 const TYPES: readonly TokenType[] = [
@@ -160,7 +160,7 @@ function Search({ dataKey }: { dataKey: DataKey }) {
 function TokenTable({ tokens }: { tokens: readonly Token[] }) {
   if (tokens.length === 0) return <p role="status">No token matches.</p>;
   return (
-    <div className="table-wrap">
+    <TableWrap label="Tokens found">
       <table>
         <caption className="visually-hidden">Tokens found</caption>
         <thead>
@@ -190,7 +190,7 @@ function TokenTable({ tokens }: { tokens: readonly Token[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

@@ -89,7 +89,7 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
           transform: "reveal",
           permissions: ["token:read"],
           reason: "container",
-          detail: "rule 0 (priority 10): its container /pci/high/ covers none of /pci/low/",
+          detail: "rules[0] (priority 10): its container /pci/high/ covers none of /pci/low/",
         },
         {
           source: "rule",
@@ -99,10 +99,10 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
           transform: "mask",
           permissions: ["token:search", "token:use"],
           reason: "permission",
-          detail: "rule 1 (priority 20): it holds token:search, token:use, not token:read",
+          detail: "rules[1] (priority 20): it holds token:search, token:use, not token:read",
         },
       ],
-      summary: "token:read allowed by rule 2 (priority 30): redact.",
+      summary: "token:read allowed by rules[2] (priority 30): redact.",
     });
     expect(response.text).not.toContain("7781");
   });

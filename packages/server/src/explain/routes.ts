@@ -22,7 +22,7 @@ function presentRule(rule: AccessRule, origin: RuleOrigin): RuleWire {
 
 function name(origin: RuleOrigin, rule: AccessRule): string {
   return origin.kind === "rule"
-    ? `rule ${origin.index} (priority ${rule.priority})`
+    ? `rules[${origin.index}] (priority ${rule.priority})`
     : `the top-level permission ${origin.permission}`;
 }
 
