@@ -13,7 +13,6 @@ const DOCS = path.resolve(HERE, "../../../docs/images");
 /** The pages docs/console.md shows: the desktop view of each, and the phone view of one. */
 const PAGES = [
   "sign-in-1280x800",
-  "applications-1280x800",
   "application-edit-1280x800",
   "explain-1280x800",
   "tokens-error-1280x800",
@@ -21,7 +20,6 @@ const PAGES = [
   "reactor-error-1280x800",
   "reactor-1280x800",
   "audit-1280x800",
-  "settings-1280x800",
   "explainer-390x844",
 ];
 

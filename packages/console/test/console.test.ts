@@ -29,6 +29,10 @@ if (!HAVE_CHROMIUM) {
 
 const SECRET = "card4242";
 
+/** Waits on the page as it reacts; generous, since the machine running the tests may be busy. */
+const poll = <T>(value: () => T | Promise<T>, message?: string) =>
+  expect.poll(value, { timeout: 15_000, interval: 100, ...(message !== undefined && { message }) });
+
 describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium (${STORE})`, () => {
   let server: TestServer;
   let browser: Browser;
@@ -44,7 +48,7 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await page.goto(`${server.url}/console`);
     await page.getByLabel("Management key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect.poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Applications");
+    await poll(() => page.getByRole("heading", { level: 1 }).textContent()).toBe("Applications");
   }
 
   const nav = (page: Page, name: string) =>
@@ -92,44 +96,42 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await page.mouse.move(from.x + 5, from.y - 10, { steps: 5 });
     await page.mouse.move(from.x + 5, target.y + 5, { steps: 15 });
     await page.mouse.up();
-    await expect
-      .poll(() => page.locator('[id^="DndLiveRegion"]').textContent())
-      .toMatch(/dropped at position 1/);
-    await expect.poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/");
+    await poll(() => page.locator('[id^="DndLiveRegion"]').textContent()).toMatch(/dropped at position 1/);
+    await poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/");
     await page.getByRole("button", { name: "Move rule 1 down" }).click();
-    await expect.poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/pci/high/");
+    await poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/pci/high/");
     await screenshot(page, "application-edit");
     await page.getByRole("button", { name: "Create Application" }).click();
 
-    await expect.poll(() => heading(page).textContent()).toBe("Application created");
+    await poll(() => heading(page).textContent()).toBe("Application created");
     const key = await page.getByTestId("secret-value").textContent();
     expect(key).toMatch(/^key_prv_/);
     await page.getByRole("button", { name: "Copy" }).click();
-    await expect.poll(() => page.evaluate("navigator.clipboard.readText()")).toBe(key);
+    await poll(() => page.evaluate("navigator.clipboard.readText()")).toBe(key);
     await page.getByRole("button", { name: /Use this key for the token pages/ }).click();
 
     // A token in /pci/high/, read through rule 1 (reveal).
-    await expect.poll(() => heading(page).textContent()).toBe("Tokens");
+    await poll(() => heading(page).textContent()).toBe("Tokens");
     await page.getByLabel("Data", { exact: true }).fill(SECRET);
     await page.getByLabel("Containers (optional)").fill("/pci/high/");
     await page.getByLabel("Mask (optional)").fill("{{ data | reveal_last: 4 }}");
     await page.getByRole("button", { name: "Create token" }).click();
-    await expect.poll(() => page.getByTestId("token-data").textContent()).toBe(SECRET);
+    await poll(() => page.getByTestId("token-data").textContent()).toBe(SECRET);
     const tokenId = page.url().split("/").pop()!;
     await screenshot(page, "token");
 
     // Why: the explainer, prefilled from the token page.
     await page.getByRole("link", { name: "Explain why this key sees it so" }).click();
-    await expect.poll(() => heading(page).textContent()).toBe("Access explainer");
+    await poll(() => heading(page).textContent()).toBe("Access explainer");
     await page.getByRole("button", { name: "Explain" }).click();
-    await expect
-      .poll(() => page.getByTestId("summary").textContent())
-      .toBe("token:read allowed by Rule 1 (priority 1): reveal.");
+    await poll(() => page.getByTestId("summary").textContent()).toBe(
+      "token:read allowed by Rule 1 (priority 1): reveal.",
+    );
     await page.getByLabel("Permission").selectOption("token:use");
     await page.getByRole("button", { name: "Explain" }).click();
-    await expect
-      .poll(() => page.getByTestId("summary").textContent())
-      .toBe("token:use allowed by Rule 2 (priority 2): mask.");
+    await poll(() => page.getByTestId("summary").textContent()).toBe(
+      "token:use allowed by Rule 2 (priority 2): mask.",
+    );
     await expect(
       page.getByRole("list").filter({ hasText: "passed over" }).first().textContent(),
     ).resolves.toMatch(/holds token:read, not token:use/);
@@ -141,8 +143,8 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await query.fill("type:token AND colour:blue");
     await page.getByRole("button", { name: "Search", exact: true }).click();
     const error = page.getByRole("alert").filter({ hasText: "offset" });
-    await expect.poll(() => error.textContent()).toMatch(/colour.*\(at offset 15\)/);
-    await expect.poll(() => page.getByTestId("query-caret").textContent()).toMatch(/\n {15}\^$/);
+    await poll(() => error.textContent()).toMatch(/colour.*\(at offset 15\)/);
+    await poll(() => page.getByTestId("query-caret").textContent()).toMatch(/\n {15}\^$/);
     expect(await query.getAttribute("aria-invalid")).toBe("true");
     expect(await query.evaluate((el) => (el as unknown as { selectionStart: number }).selectionStart)).toBe(
       15,
@@ -151,7 +153,7 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await query.fill('type:token AND container:"/pci/*"');
     await query.press("Enter");
     const row = page.getByRole("row").filter({ hasText: tokenId });
-    await expect.poll(() => row.count()).toBe(1);
+    await poll(() => row.count()).toBe(1);
     expect(await row.textContent()).toContain("XXXX4242");
     await screenshot(page, "tokens");
 
@@ -167,7 +169,7 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await page.keyboard.insertText("module.exports = async ({ args }) => ({ raw: args ;");
     await page.getByRole("button", { name: "Create reactor" }).click();
     const marks = page.getByTestId("code-errors");
-    await expect.poll(() => marks.textContent()).toMatch(/Line 1, column \d+: .*\(line 1, column \d+\)/);
+    await poll(() => marks.textContent()).toMatch(/Line 1, column \d+: .*\(line 1, column \d+\)/);
     await marks.getByRole("button").first().click();
     // The editor lives in a shadow root (code-editor.tsx): focus is the root's to tell.
     expect(await editor.evaluate((el) => el.getRootNode().activeElement === el)).toBe(true);
@@ -181,12 +183,12 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await page.getByLabel("Configuration 1 name").fill("REGION");
     await page.getByLabel("Configuration 1 value").fill("eu");
     await page.getByRole("button", { name: "Create reactor" }).click();
-    await expect.poll(() => heading(page).textContent()).toBe("echo");
+    await poll(() => heading(page).textContent()).toBe("echo");
     await page.getByLabel("Arguments (JSON)").fill(`{"card": "{{ ${tokenId} }}"}`);
     await page.getByRole("button", { name: "Invoke" }).click();
-    await expect
-      .poll(async () => JSON.parse((await page.getByTestId("react-result").textContent()) ?? "null"))
-      .toEqual({ raw: { args: { card: "XXXX4242" }, region: "eu" } });
+    await poll(async () =>
+      JSON.parse((await page.getByTestId("react-result").textContent()) ?? "null"),
+    ).toEqual({ raw: { args: { card: "XXXX4242" }, region: "eu" } });
     await screenshot(page, "reactor");
 
     // The audit log has all of it.
@@ -198,18 +200,18 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
       "token.search",
       "reactor.react",
     ]) {
-      await expect
-        .poll(() => page.getByRole("cell", { name: action, exact: true }).count(), { message: action })
-        .toBeGreaterThan(0);
+      await poll(() => page.getByRole("cell", { name: action, exact: true }).count(), action).toBeGreaterThan(
+        0,
+      );
     }
     await page.getByLabel("Action").selectOption("reactor.react");
     await page.getByRole("button", { name: "Filter" }).click();
-    await expect.poll(() => page.getByRole("row").count()).toBe(2);
-    await expect.poll(() => page.getByText("tessera audit verify").count()).toBe(1);
+    await poll(() => page.getByRole("row").count()).toBe(2);
+    await poll(() => page.getByText("tessera audit verify").count()).toBe(1);
 
     // Reloading forgets the key: the console signs in again.
     await page.reload();
-    await expect.poll(() => heading(page).textContent()).toBe("Sign in to Tessera");
+    await poll(() => heading(page).textContent()).toBe("Sign in to Tessera");
     expect(problems).toEqual([]);
     await page.close();
   }, 240_000);
@@ -223,10 +225,8 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await signIn(page, created.body.key);
     expect((await server.request("DELETE", `/applications/${created.body.id}`)).status).toBe(204);
     await nav(page, "Audit log");
-    await expect.poll(() => heading(page).textContent()).toBe("Sign in to Tessera");
-    await expect
-      .poll(() => page.getByRole("status").textContent())
-      .toMatch(/refused the management key \(401\)/);
+    await poll(() => heading(page).textContent()).toBe("Sign in to Tessera");
+    await poll(() => page.getByRole("status").textContent()).toMatch(/refused the management key \(401\)/);
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
@@ -234,15 +234,17 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
   it("works from the keyboard alone: sign in, an Application with reordered rules, an explanation", async () => {
     const { page, problems } = await watchedPage(browser.context);
     await page.goto(`${server.url}/console`);
+    // Each page focuses its heading when it opens (so screen readers announce it): tab on from there.
+    await poll(() => page.evaluate("document.activeElement?.tagName")).toBe("H1");
     await tabTo(page, /Management key/);
     await page.keyboard.type(server.bootstrapKey);
     await page.keyboard.press("Enter");
-    await expect.poll(() => heading(page).textContent()).toBe("Applications");
+    await poll(() => heading(page).textContent()).toBe("Applications");
 
     await tabTo(page, /Skip to content/, { backwards: true });
     await tabTo(page, /^Create an Application$/);
     await page.keyboard.press("Enter");
-    await expect.poll(() => heading(page).textContent()).toBe("New Application");
+    await poll(() => heading(page).textContent()).toBe("New Application");
     await tabTo(page, /^Name/);
     await page.keyboard.type("keyboard app");
     await tabTo(page, /Add a rule/);
@@ -254,7 +256,7 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     // dnd-kit's keyboard sensor: Space picks the rule up, ArrowUp moves it, Space drops it.
     await tabTo(page, /Drag rule 2 to reorder/, { backwards: true });
     const announced = (text: RegExp) =>
-      expect.poll(() => page.locator('[id^="DndLiveRegion"]').textContent()).toMatch(text);
+      poll(() => page.locator('[id^="DndLiveRegion"]').textContent()).toMatch(text);
     await page.keyboard.press("Space");
     await announced(/rule 2/i);
     // dnd-kit measures the rows after the pick-up; an arrow pressed before that moves nothing, so press again.
@@ -269,17 +271,17 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await announced(/Rule 2 is over position 1/);
     await page.keyboard.press("Space");
     await announced(/dropped at position 1/);
-    await expect.poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/second/");
+    await poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/second/");
     await tabTo(page, /Move rule 1 down/);
     await page.keyboard.press("Enter");
-    await expect.poll(() => page.getByLabel("Rule 2 container").inputValue()).toBe("/second/");
+    await poll(() => page.getByLabel("Rule 2 container").inputValue()).toBe("/second/");
     await tabTo(page, /Create Application/);
     await page.keyboard.press("Enter");
-    await expect.poll(() => heading(page).textContent()).toBe("Application created");
+    await poll(() => heading(page).textContent()).toBe("Application created");
 
     await tabTo(page, /^Access explainer$/, { backwards: true });
     await page.keyboard.press("Enter");
-    await expect.poll(() => heading(page).textContent()).toBe("Access explainer");
+    await poll(() => heading(page).textContent()).toBe("Access explainer");
     await tabTo(page, /^Application/);
     await page.keyboard.type("keyboard app");
     // Tab reaches the checked radio of a group; the arrow keys choose another.
@@ -290,9 +292,9 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await page.keyboard.type("/second/x/");
     await tabTo(page, /^Explain$/);
     await page.keyboard.press("Enter");
-    await expect
-      .poll(() => page.getByTestId("summary").textContent())
-      .toBe("token:read denied: no rule of keyboard app holding it covers any of /second/x/.");
+    await poll(() => page.getByTestId("summary").textContent()).toBe(
+      "token:read denied: no rule of keyboard app holding it covers any of /second/x/.",
+    );
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);
