@@ -389,7 +389,7 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
             expect(await actual(permission, app.key, id, containers), context).toBe(expected);
           }
         }),
-        { numRuns: 12, endOnFailure: true },
+        { numRuns: 100, endOnFailure: true },
       );
     }, 180_000);
   });
