@@ -26,7 +26,9 @@ const PAGES = [
 mkdirSync(DOCS, { recursive: true });
 const missing = PAGES.filter((name) => !existsSync(path.join(SHOTS, `${name}.png`)));
 if (missing.length > 0) {
-  console.error(`no screenshots for ${missing.join(", ")} in ${SHOTS}: run the console's browser tests first`);
+  console.error(
+    `no screenshots for ${missing.join(", ")} in ${SHOTS}: run the console's browser tests first`,
+  );
   process.exit(1);
 }
 for (const name of PAGES) {

@@ -149,6 +149,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "GET /webhooks/secret",
         "POST /webhooks/secret/rotate",
         "GET /logs",
+        "POST /access/explain",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
