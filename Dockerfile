@@ -14,8 +14,8 @@ COPY . .
 # The npm packages reactor code may require (docs/reactors.md#npm-packages); empty means the default list. The
 # install caches them and the image runs with the same value, so that the two agree.
 ARG TESSERA_REACTOR_MODULES=
-# `npm ci` compiles the SDK (the root `prepare` script), installs better-sqlite3 and Deno, and caches the reactor
-# packages with Deno from the npm registry (the server's `postinstall`). Behind a TLS-inspecting proxy, give its
+# `npm ci` compiles the SDK and builds the web console (the root `prepare` script), installs better-sqlite3 and
+# Deno, and caches the reactor packages with Deno from the npm registry (the server's `postinstall`). Behind a TLS-inspecting proxy, give its
 # CA certificate as the build secret `npm_ca`. The development dependencies are removed afterwards. Deno keeps
 # the file modes of the packages' tarballs, some of which are 0640: the server, not root, copies the cache for
 # its workers, so everything in it is made readable.
@@ -25,6 +25,7 @@ RUN --mount=type=secret,id=npm_ca \
  && npm ci --no-audit --no-fund \
  && npm prune --omit=dev --no-audit --no-fund \
  && test -f packages/sdk/dist/index.js \
+ && test -f packages/console/dist/index.html \
  && test -f packages/server/node_modules/.cache/tessera-reactor-modules/manifest.json \
  && chmod -R a+rX packages/server/node_modules/.cache/tessera-reactor-modules
 
