@@ -15,10 +15,10 @@ COPY . .
 # install caches them and the image runs with the same value, so that the two agree.
 ARG TESSERA_REACTOR_MODULES=
 # `npm ci` compiles the SDK and builds the web console (the root `prepare` script), installs better-sqlite3 and
-# Deno, and caches the reactor packages with Deno from the npm registry (the server's `postinstall`). Behind a TLS-inspecting proxy, give its
-# CA certificate as the build secret `npm_ca`. The development dependencies are removed afterwards. Deno keeps
-# the file modes of the packages' tarballs, some of which are 0640: the server, not root, copies the cache for
-# its workers, so everything in it is made readable.
+# Deno, and caches the reactor packages with Deno from the npm registry (the server's `postinstall`). Behind a
+# TLS-inspecting proxy, give its CA certificate as the build secret `npm_ca`. The development dependencies are
+# removed afterwards. Deno keeps the file modes of the packages' tarballs, some of which are 0640: the server, not
+# root, copies the cache for its workers, so everything in it is made readable.
 RUN --mount=type=secret,id=npm_ca \
     --mount=type=cache,target=/root/.npm \
     if [ -f /run/secrets/npm_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/npm_ca; fi \
