@@ -19,6 +19,7 @@ const PAGES = [
   "tokens-1280x800",
   "reactor-error-1280x800",
   "reactor-1280x800",
+  "reactor-async-1280x800",
   "audit-1280x800",
   "explainer-390x844",
 ];

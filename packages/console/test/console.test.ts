@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { STORE, STORE_UNAVAILABLE, startTestServer, type TestServer } from "../../server/test/harness.js";
+import { startWebhookReceiver, type WebhookReceiver } from "../../server/test/webhook-receiver.js";
 import {
   DESKTOP,
   expectAccessible,
@@ -36,12 +37,22 @@ const poll = <T>(value: () => T | Promise<T>, message?: string) =>
 describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium (${STORE})`, () => {
   let server: TestServer;
   let browser: Browser;
+  let receiver: WebhookReceiver;
 
   beforeAll(async () => {
-    [server, browser] = await Promise.all([startTestServer(), launchChromium()]);
+    [server, browser, receiver] = await Promise.all([
+      // Webhooks to the loopback receiver, polled and retried quickly.
+      startTestServer({
+        TESSERA_WEBHOOK_ALLOW_PRIVATE: "true",
+        TESSERA_JOB_POLL_MS: "100",
+        TESSERA_WEBHOOK_RETRY_BASE_MS: "100",
+      }),
+      launchChromium(),
+      startWebhookReceiver(),
+    ]);
   });
   afterAll(async () => {
-    await Promise.all([browser?.close(), server?.close()]);
+    await Promise.all([browser?.close(), server?.close(), receiver?.close()]);
   });
 
   async function signIn(page: Page, key = server.bootstrapKey) {
@@ -295,6 +306,97 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await poll(() => page.getByTestId("summary").textContent()).toBe(
       "token:read denied: no rule of keyboard app holding it covers any of /second/x/.",
     );
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 180_000);
+
+  it("invokes asynchronously with the webhook attempts, regenerates and deletes with confirmation, rotates the secret, creates a tenant", async () => {
+    const caller = await server.request("POST", "/applications", {
+      body: {
+        name: "async caller",
+        type: "private",
+        permissions: ["token:create", "token:read", "token:delete", "token:use"],
+      },
+    });
+    expect(caller.status, caller.text).toBe(201);
+    const reactor = await server.request("POST", "/reactors", {
+      body: { name: "async echo", code: "module.exports = async ({ args }) => ({ raw: args });" },
+    });
+    expect(reactor.status, reactor.text).toBe(201);
+    const { page, problems } = await watchedPage(browser.context);
+    await signIn(page);
+
+    // An asynchronous invocation: its outcome and both webhook attempts (the receiver fails the first).
+    receiver.respondWith([500], 200);
+    await nav(page, "Reactors");
+    await page.getByRole("link", { name: "async echo" }).click();
+    await page.getByLabel("Private key", { exact: true }).fill(caller.body.key);
+    await page.getByRole("button", { name: "Use this key" }).click();
+    await page.getByLabel("Arguments (JSON)").fill('{"order": 42}');
+    await page.getByLabel(/Callback URL/).fill(`${receiver.url}/hooks`);
+    await page.getByRole("button", { name: "Invoke" }).click();
+    const invocation = page.getByRole("article", { name: /^Invocation / });
+    await poll(() => invocation.getByRole("heading").textContent()).toMatch(/: completed$/);
+    await poll(() => invocation.getByRole("row").count()).toBe(2);
+    expect(await invocation.getByRole("table").getByRole("caption").textContent()).toBe(
+      "Webhook delivery: pending",
+    );
+    // The retry is due after a backoff on the server's clock, which the test server lets the test move.
+    server.clock.advance(60_000);
+    await poll(() => invocation.getByRole("table").getByRole("caption").textContent()).toBe(
+      "Webhook delivery: delivered",
+    );
+    await poll(() => invocation.getByRole("row").count()).toBe(3);
+    expect(await invocation.getByRole("row").nth(1).textContent()).toContain("500");
+    expect(await invocation.getByRole("row").nth(2).textContent()).toContain("200");
+    expect(await invocation.textContent()).toContain('"order": 42');
+    await invocation.evaluate((el) => el.scrollIntoView({ block: "center" }));
+    await screenshot(page, "reactor-async");
+
+    // A token deleted from its page, after a confirmation.
+    await nav(page, "Tokens");
+    await page.getByLabel("Data", { exact: true }).fill("to be deleted");
+    await page.getByRole("button", { name: "Create token" }).click();
+    // Top-level token:read masks, and this token has no mask: the page says the data is not shown.
+    await poll(() => page.getByTestId("token-data").textContent()).toBe("— (not shown)");
+    const tokenId = decodeURIComponent(page.url().split("/").pop()!);
+    await page.getByRole("button", { name: "Delete token" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await poll(() => heading(page).textContent()).toBe("Tokens");
+    expect((await server.request("GET", `/tokens/${tokenId}`, { key: caller.body.key })).status).toBe(404);
+
+    // The key regenerated (the old one stops working), then the Application deleted, each after a confirmation.
+    await nav(page, "Applications");
+    await page.getByRole("link", { name: "async caller" }).click();
+    await page.getByRole("button", { name: "Regenerate key" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Regenerate" }).click();
+    await poll(() => heading(page).textContent()).toBe("Key regenerated");
+    const regenerated = await page.getByTestId("secret-value").textContent();
+    expect(regenerated).toMatch(/^key_prv_/);
+    expect((await server.request("GET", `/tokens?size=1`, { key: caller.body.key })).status).toBe(401);
+    expect((await server.request("GET", `/tokens?size=1`, { key: regenerated })).status).toBe(200);
+    await page.getByRole("button", { name: "Back to async caller" }).click();
+    await page.getByRole("button", { name: "Delete Application" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Cancel" }).click();
+    expect((await server.request("GET", `/applications/${caller.body.id}`)).status).toBe(200);
+    await page.getByRole("button", { name: "Delete Application" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Delete" }).click();
+    await poll(() => heading(page).textContent()).toBe("Applications");
+    expect((await server.request("GET", `/applications/${caller.body.id}`)).status).toBe(404);
+
+    // Settings: the webhook secret rotated, a tenant created (the bootstrap key holds tenant:create).
+    const before = (await server.request("GET", "/webhooks/secret")).body.version as number;
+    await nav(page, "Settings");
+    await page.getByRole("button", { name: "Rotate secret" }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Rotate" }).click();
+    await poll(() => page.getByText(/^Rotated: version/).textContent()).toBe(
+      `Rotated: version ${before + 1}.`,
+    );
+    await page.getByLabel("New tenant's name").fill("Acme");
+    await page.getByRole("button", { name: "Create tenant" }).click();
+    const tenantKey = await page.getByTestId("secret-value").textContent();
+    expect(tenantKey).toMatch(/^key_mgt_/);
+    expect((await server.request("GET", "/tenants/self", { key: tenantKey })).body.name).toBe("Acme");
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);

@@ -113,8 +113,14 @@ function ApplicationForm({ application }: { application: Application | undefined
           )}
         </SecretReveal>
         <p>
-          <Link href={`/applications/${issued.id}`}>Open {issued.name}</Link> ·{" "}
-          <Link href="/applications">All Applications</Link>
+          {application === undefined ? (
+            <Link href={`/applications/${issued.id}`}>Open {issued.name}</Link>
+          ) : (
+            <button type="button" className="link" onClick={() => setIssued(undefined)}>
+              Back to {issued.name}
+            </button>
+          )}{" "}
+          · <Link href="/applications">All Applications</Link>
         </p>
       </>
     );
