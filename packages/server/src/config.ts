@@ -36,6 +36,12 @@ export interface Config {
   readonly metrics: MetricsConfig;
   readonly limits: LimitsConfig;
   readonly elements: ElementsConfig;
+  /** The web console at /console (docs/console.md); its files are built with the package @tessera/console. */
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  readonly enabled: boolean;
 }
 
 /** Tessera Elements, the hosted fields (docs/elements.md#configuration). */
@@ -293,6 +299,11 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const metrics = parseMetrics(env, host, problems);
   const limits = parseLimits(env, problems);
   const elements = parseElements(env, production, problems);
+  const consoleConfig: ConsoleConfig = {
+    enabled:
+      nonEmpty(env.TESSERA_CONSOLE_ENABLED) === undefined ||
+      parseBoolean(env.TESSERA_CONSOLE_ENABLED, "TESSERA_CONSOLE_ENABLED", problems),
+  };
 
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
@@ -314,6 +325,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     metrics: Object.freeze(metrics),
     limits: Object.freeze(limits),
     elements: Object.freeze(elements),
+    console: Object.freeze(consoleConfig),
   });
 }
 

@@ -41,6 +41,8 @@ import {
 import { tenantStore } from "./tenants/store.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
+import { createExplainService } from "./explain/service.js";
+import { builtConsoleRoot } from "./console/routes.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
@@ -261,9 +263,15 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     idempotency: vault.idempotency,
     tenants: vault.tenants,
     tokens: vault.tokens,
+    explain: createExplainService({
+      applications: vault.applications,
+      tokens: vault.tokens,
+      audit: vault.audit.recorder,
+    }),
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
     limits: config.limits,
+    ...(config.console.enabled && { console: { root: builtConsoleRoot() } }),
     ...(metrics !== undefined && { metrics: { metrics, token: config.metrics.token } }),
     ...(elementAssets !== undefined && { elements: { assets: elementAssets, ...config.elements } }),
     logger: log,
