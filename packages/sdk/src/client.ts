@@ -1,3 +1,4 @@
+import { Access } from "./access.js";
 import { Applications } from "./applications.js";
 import { Transport, type TesseraClientOptions } from "./http.js";
 import { Reactors } from "./reactors.js";
@@ -23,6 +24,8 @@ export type { TesseraClientOptions };
  * const token = await client.tokens.create({ type: "social_security_number", data: "123-45-6789" });
  */
 export class TesseraClient {
+  /** Access decisions, explained. */
+  readonly access: Access;
   /** Applications and their API keys. */
   readonly applications: Applications;
   /** The audit log. */
@@ -39,6 +42,7 @@ export class TesseraClient {
 
   constructor(options: TesseraClientOptions) {
     this.#transport = new Transport(options);
+    this.access = new Access(this.#transport);
     this.applications = new Applications(this.#transport);
     this.logs = new Logs(this.#transport);
     this.reactors = new Reactors(this.#transport);

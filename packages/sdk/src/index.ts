@@ -1,4 +1,5 @@
 export { TesseraClient, type TesseraClientOptions } from "./client.js";
+export { Access } from "./access.js";
 export { Applications } from "./applications.js";
 export { Logs } from "./logs.js";
 export { Reactors } from "./reactors.js";

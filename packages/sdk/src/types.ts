@@ -196,6 +196,16 @@ export interface ListLogsInput {
 
 export type ListAllLogsInput = Omit<ListLogsInput, "page">;
 
+/** Give `tokenId` or `containers`; `permission` is a token permission. */
+export type ExplainAccessInput = Camelize<RequestOf<"/access/explain", "post">>;
+
+/**
+ * An access decision explained: `allowed`, the `transform`, the deciding rule (`decidedBy`: an Application rule
+ * with its `index` and `priority`, or a top-level permission), each rule tried before it (`passedOver`, with
+ * `reason` and `detail`), and for writes the check on each container (`eachContainer`).
+ */
+export type AccessExplanation = Camelize<ResponseOf<"/access/explain", "post", 200>>;
+
 /** The tenant's webhook signing secret in the `whsec_` form {@link verifyWebhook} takes. */
 export type WebhookSecret = Camelize<ResponseOf<"/webhooks/secret", "get", 200>>;
 

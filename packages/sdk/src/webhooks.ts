@@ -171,8 +171,9 @@ function concat(head: Uint8Array, tail: Uint8Array): Uint8Array {
 async function hmacVerifier(): Promise<HmacVerifier> {
   const global = (globalThis as { crypto?: { subtle?: unknown } }).crypto?.subtle;
   if (global !== undefined) return global as HmacVerifier;
-  // A variable specifier, so that bundlers for other runtimes leave this fallback alone.
+  // A variable specifier, so that bundlers for other runtimes leave this fallback alone; Vite (Rolldown) folds the
+  // constant and would resolve it to an empty browser stub with a warning, unless told to leave the import be.
   const nodeCrypto = "node:crypto";
-  const { webcrypto } = (await import(nodeCrypto)) as { webcrypto: { subtle: unknown } };
+  const { webcrypto } = (await import(/* @vite-ignore */ nodeCrypto)) as { webcrypto: { subtle: unknown } };
   return webcrypto.subtle as HmacVerifier;
 }

@@ -186,6 +186,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
     const out = await runConsumer("consumer.mjs");
     expect(out).toEqual({
       exports: [
+        "Access",
         "Applications",
         "Logs",
         "Reactors",

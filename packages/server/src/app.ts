@@ -5,6 +5,10 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { applicationRoutes } from "./applications/routes.js";
 import type { ApplicationService } from "./applications/service.js";
 import { auditRoutes } from "./audit/routes.js";
+import { registerConsole } from "./console/routes.js";
+import { elementsRoutes, type ElementsRoutesOptions } from "./elements/routes.js";
+import { explainRoutes } from "./explain/routes.js";
+import type { ExplainService } from "./explain/service.js";
 import { registerIdempotency } from "./idempotency/hooks.js";
 import type { Idempotency } from "./idempotency/service.js";
 import type { AuditService } from "./audit/service.js";
@@ -47,10 +51,16 @@ export interface AppDeps {
   readonly idempotency: Idempotency;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
+  /** POST /access/explain. */
+  readonly explain: ExplainService;
   readonly readiness: Readiness;
   readonly bodyLimit: number;
   /** Rate limits, bounded concurrency, load shedding (docs/limits.md); absent: none. */
   readonly limits?: LimitsConfig;
+  /** The hosted fields' files under /elements/ (docs/elements.md); absent when the package is not built. */
+  readonly elements?: ElementsRoutesOptions;
+  /** The web console's built files (console/routes.ts); absent when it is off (TESSERA_CONSOLE_ENABLED). */
+  readonly console?: { readonly root: string | undefined };
   /** GET /metrics and the request timings behind it; absent when metrics are off (TESSERA_METRICS). */
   readonly metrics?: MetricsEndpoint;
   /** `false` for silence (tests). */
@@ -146,6 +156,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   app.get("/openapi.json", { schema: { hide: true } }, () => Promise.resolve(app.swagger()));
   await app.register(healthRoutes(deps.readiness));
+  // Static and keyless: outside the API's authentication and rate limits.
+  if (deps.elements !== undefined) await app.register(elementsRoutes(deps.elements));
+  if (deps.console !== undefined) await registerConsole(app, deps.console.root);
 
   await app.register(async (api) => {
     if (deps.limits !== undefined) registerLimits(api, deps.limits);
@@ -159,6 +172,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(tokenRoutes(deps.tokens));
     await api.register(webhookRoutes(deps.webhookSecrets));
     await api.register(auditRoutes(deps.audit));
+    await api.register(explainRoutes(deps.explain));
   });
 
   return app;

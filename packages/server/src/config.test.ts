@@ -232,6 +232,17 @@ describe("loadConfig", () => {
     expect(problemsOf({ TESSERA_METRICS_TOKEN: `${token} x` })).toHaveLength(1);
   });
 
+  it("serves the console unless TESSERA_CONSOLE_ENABLED is false", () => {
+    const consoleOf = (env: Record<string, string>) => loadConfig(env, "/srv").console;
+    expect(consoleOf({})).toEqual({ enabled: true });
+    expect(consoleOf({ TESSERA_CONSOLE_ENABLED: " " })).toEqual({ enabled: true });
+    expect(consoleOf({ TESSERA_CONSOLE_ENABLED: "TRUE" })).toEqual({ enabled: true });
+    expect(consoleOf({ TESSERA_CONSOLE_ENABLED: "false" })).toEqual({ enabled: false });
+    expect(problemsOf({ TESSERA_MASTER_KEY: KEY, TESSERA_CONSOLE_ENABLED: "no" })).toEqual([
+      "TESSERA_CONSOLE_ENABLED must be true or false",
+    ]);
+  });
+
   it("reports every problem at once", () => {
     expect(
       problemsOf({

@@ -32,6 +32,24 @@ export interface Config {
   readonly jobs: JobsConfig;
   readonly metrics: MetricsConfig;
   readonly limits: LimitsConfig;
+  readonly elements: ElementsConfig;
+  /** The web console at /console (docs/console.md); its files are built with the package @tessera/console. */
+  readonly console: ConsoleConfig;
+}
+
+export interface ConsoleConfig {
+  readonly enabled: boolean;
+}
+
+/** Tessera Elements, the hosted fields (docs/elements.md#configuration). */
+export interface ElementsConfig {
+  /**
+   * Origins whose pages may embed the field frames (CSP frame-ancestors), exact `scheme://host[:port]`. Empty:
+   * no page may, and Elements is off for merchants.
+   */
+  readonly origins: readonly string[];
+  /** Serves the demo checkout at /elements/demo (which also lets the vault's own origin embed the frames). */
+  readonly demo: boolean;
 }
 
 /** GET /metrics (docs/observability.md#exposure). */
@@ -212,6 +230,12 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
 
   const metrics = parseMetrics(env, host, problems);
   const limits = parseLimits(env, problems);
+  const elements = parseElements(env, production, problems);
+  const consoleConfig: ConsoleConfig = {
+    enabled:
+      nonEmpty(env.TESSERA_CONSOLE_ENABLED) === undefined ||
+      parseBoolean(env.TESSERA_CONSOLE_ENABLED, "TESSERA_CONSOLE_ENABLED", problems),
+  };
 
   if (problems.length > 0 || masterKey === undefined || database === undefined) {
     throw new ConfigError(problems);
@@ -232,7 +256,61 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     jobs: Object.freeze(jobs),
     metrics: Object.freeze(metrics),
     limits: Object.freeze(limits),
+    elements: Object.freeze(elements),
+    console: Object.freeze(consoleConfig),
   });
+}
+
+const MAX_ELEMENTS_ORIGINS = 100;
+
+/**
+ * TESSERA_ELEMENTS_ORIGINS is its own setting rather than the CORS origins: embedding the fields and calling the
+ * API from a page's script are different grants, and a merchant that uses only the fields keeps its pages out of
+ * CORS altogether (docs/elements.md#configuration).
+ */
+function parseElements(env: Env, production: boolean, problems: string[]): ElementsConfig {
+  const origins: string[] = [];
+  for (const entry of (nonEmpty(env.TESSERA_ELEMENTS_ORIGINS) ?? "").split(",")) {
+    const text = entry.trim();
+    if (text === "") continue;
+    const origin = parseOrigin(text);
+    if (origin === undefined) {
+      problems.push(
+        `TESSERA_ELEMENTS_ORIGINS: ${JSON.stringify(text)} is not an origin: give scheme://host[:port] of a page, ` +
+          "like https://shop.example.com, without a path, a trailing slash or a wildcard",
+      );
+    } else if (
+      production &&
+      origin.startsWith("http:") &&
+      !isLoopback(new URL(origin).hostname.replace(/^\[|\]$/g, ""))
+    ) {
+      problems.push(
+        `TESSERA_ELEMENTS_ORIGINS: ${origin} is plain http; in production a checkout page must be https ` +
+          "(anyone on the network could replace the page around the fields)",
+      );
+    } else if (!origins.includes(origin)) {
+      origins.push(origin);
+    }
+  }
+  if (origins.length > MAX_ELEMENTS_ORIGINS) {
+    problems.push(`TESSERA_ELEMENTS_ORIGINS: at most ${MAX_ELEMENTS_ORIGINS} origins`);
+  }
+  const demo =
+    nonEmpty(env.TESSERA_ELEMENTS_DEMO) === undefined
+      ? !production
+      : parseBoolean(env.TESSERA_ELEMENTS_DEMO, "TESSERA_ELEMENTS_DEMO", problems);
+  return { origins: Object.freeze(origins), demo };
+}
+
+/** `scheme://host[:port]` as a browser writes an origin (lower-case, default port left out), else undefined. */
+function parseOrigin(text: string): string | undefined {
+  if (!/^https?:\/\/[^/?#@*\s]+$/i.test(text)) return undefined;
+  try {
+    const url = new URL(text);
+    return url.origin === "null" ? undefined : url.origin;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import { verifyAuditLog, type ChainReport } from "./audit/verify.js";
 import { systemClock, type Clock } from "./shared/clock.js";
 import { ConfigError, loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
+import { elementsDistDir, loadElementAssets } from "./elements/assets.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
@@ -38,6 +39,8 @@ import { createTenantService, type CreatedTenant, type TenantService } from "./t
 import { tokenResealing } from "./tokens/resealing.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
+import { createExplainService } from "./explain/service.js";
+import { builtConsoleRoot } from "./console/routes.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
 
@@ -265,6 +268,10 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     maxQueuedPerTenant: config.jobs.maxQueuedPerTenant,
     enqueued: () => runner?.wake(),
   });
+  const elementAssets = await loadElementAssets(elementsDistDir());
+  if (elementAssets === undefined && log !== false) {
+    log.warn("@tessera/elements is not built (npm run build): /elements/ is not served");
+  }
   const app = await buildApp({
     applications: vault.applications,
     reactors: vault.reactors,
@@ -276,10 +283,17 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     idempotency: vault.idempotency,
     tenants: vault.tenants,
     tokens: vault.tokens,
+    explain: createExplainService({
+      applications: vault.applications,
+      tokens: vault.tokens,
+      audit: vault.audit.recorder,
+    }),
     readiness: { check: () => vault.store.ping() },
     bodyLimit: config.bodyLimit,
     limits: config.limits,
+    ...(config.console.enabled && { console: { root: builtConsoleRoot() } }),
     ...(metrics !== undefined && { metrics: { metrics, token: config.metrics.token } }),
+    ...(elementAssets !== undefined && { elements: { assets: elementAssets, ...config.elements } }),
     logger: log,
   });
   built.app = app;

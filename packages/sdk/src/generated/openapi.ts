@@ -2842,7 +2842,7 @@ export interface paths {
                     entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
                     entity_id?: string;
                     actor_id?: string;
-                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
                     /** @description From this time on (inclusive). */
                     start_date?: string;
                     /** @description Before this time (exclusive). */
@@ -2879,7 +2879,7 @@ export interface paths {
                                 /** @description The acting Application; absent for Tessera itself. */
                                 actor_id?: string;
                                 /** @enum {string} */
-                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
                                 /** @enum {string} */
                                 entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
                                 entity_id?: string;
@@ -2942,6 +2942,202 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/access/explain": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Explain an access decision
+         * @description Which of an Application's access rules decides a token permission on a token (by id) or on a token in the given containers, through the same decision the token routes make: the deciding rule, its transform, and every rule tried before it with the reason it did not decide. Never returns token data. An explanation for a token id is recorded in the audit log (token.explain).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        application_id: string;
+                        /**
+                         * @description The token permission to decide.
+                         * @enum {string}
+                         */
+                        permission: "token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use";
+                        /** @description A token of the tenant: its containers are used. Give this or `containers`. */
+                        token_id?: string;
+                        /** @description The containers of a token, existing or not. Give this or `token_id`. */
+                        containers?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            application: {
+                                /** Format: uuid */
+                                id: string;
+                                name: string;
+                                /** @enum {string} */
+                                type: "private" | "public" | "management";
+                            };
+                            /** @enum {string} */
+                            permission: "token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use";
+                            token_id?: string;
+                            /** @description The token's containers, or those given (normalised to lower case). */
+                            containers: string[];
+                            allowed: boolean;
+                            /**
+                             * @description How the token's data is shown or used under the deciding rule.
+                             * @enum {string}
+                             */
+                            transform?: "redact" | "mask" | "reveal";
+                            /** @description An access rule as the decision tried it. */
+                            decided_by?: {
+                                /**
+                                 * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                 * @enum {string}
+                                 */
+                                source: "rule" | "permission";
+                                /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                index?: number;
+                                /** @description Source `rule` only. */
+                                priority?: number;
+                                description?: string;
+                                container?: string;
+                                conditions?: {
+                                    /** @enum {string} */
+                                    attribute: "id" | "container";
+                                    /** @enum {string} */
+                                    operator: "starts_with" | "equals";
+                                    value: string;
+                                }[];
+                                /** @enum {string} */
+                                transform: "redact" | "mask" | "reveal";
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                            };
+                            /** @description Every rule tried before the deciding one, in precedence order; all of them when none decides. */
+                            passed_over: {
+                                /**
+                                 * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                 * @enum {string}
+                                 */
+                                source: "rule" | "permission";
+                                /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                index?: number;
+                                /** @description Source `rule` only. */
+                                priority?: number;
+                                description?: string;
+                                container?: string;
+                                conditions?: {
+                                    /** @enum {string} */
+                                    attribute: "id" | "container";
+                                    /** @enum {string} */
+                                    operator: "starts_with" | "equals";
+                                    value: string;
+                                }[];
+                                /** @enum {string} */
+                                transform: "redact" | "mask" | "reveal";
+                                permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                                /**
+                                 * @description `conditions`: the rule has conditions, which apply only to session keys; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
+                                 * @enum {string}
+                                 */
+                                reason: "conditions" | "permission" | "container";
+                                /** @description The reason in words. */
+                                detail: string;
+                            }[];
+                            /** @description token:create and token:update only: writing a token into containers needs a rule holding the permission on each of them. */
+                            each_container?: {
+                                container: string;
+                                allowed: boolean;
+                                /** @description An access rule as the decision tried it. */
+                                decided_by?: {
+                                    /**
+                                     * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                     * @enum {string}
+                                     */
+                                    source: "rule" | "permission";
+                                    /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                    index?: number;
+                                    /** @description Source `rule` only. */
+                                    priority?: number;
+                                    description?: string;
+                                    container?: string;
+                                    conditions?: {
+                                        /** @enum {string} */
+                                        attribute: "id" | "container";
+                                        /** @enum {string} */
+                                        operator: "starts_with" | "equals";
+                                        value: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    transform: "redact" | "mask" | "reveal";
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                                };
+                            }[];
+                            /** @description The decision in one sentence. */
+                            summary: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;

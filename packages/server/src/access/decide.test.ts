@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
@@ -6,6 +7,7 @@ import {
   containerPaths,
   decide,
   effectiveRules,
+  explain,
   mayWriteInto,
   widenedBy,
   type Grantee,
@@ -102,10 +104,12 @@ describe("decide", () => {
       permissions: ["token:read", "token:use", "application:read"],
       rules: [rule(5, "/pci/", "redact", "token:read")],
     };
-    expect(effectiveRules(grantee).map((r) => [r.container, r.transform, r.permissions])).toEqual([
-      ["/pci/", "redact", ["token:read"]],
-      ["/", "mask", ["token:read"]],
-      ["/", "reveal", ["token:use"]],
+    expect(
+      effectiveRules(grantee).map(({ rule: r, origin }) => [r.container, r.transform, r.permissions, origin]),
+    ).toEqual([
+      ["/pci/", "redact", ["token:read"], { kind: "rule", index: 0 }],
+      ["/", "mask", ["token:read"], { kind: "permission", permission: "token:read" }],
+      ["/", "reveal", ["token:use"], { kind: "permission", permission: "token:use" }],
     ]);
     expect(decide(grantee, "token:read", ["/pci/x/"])?.transform).toBe("redact");
     expect(decide(grantee, "token:read", ["/pii/"])?.transform).toBe("mask");
@@ -221,6 +225,113 @@ describe("widenedBy", () => {
         const back = widenedBy(grantee, to, from);
         expect(there.filter((permission) => back.includes(permission))).toEqual([]);
       }),
+    );
+  });
+});
+
+describe("explain", () => {
+  const backend: Grantee = {
+    permissions: ["token:search"],
+    rules: [
+      rule(30, "/", "redact", "token:read"),
+      rule(10, "/pci/high/", "reveal", "token:read"),
+      rule(20, "/pci/", "mask", "token:search", "token:use"),
+    ],
+  };
+
+  it("names the deciding rule by its index as stored and each rule tried before it with the reason", () => {
+    expect(explain(backend, "token:read", ["/pci/low/"])).toEqual({
+      decision: { transform: "redact", rule: backend.rules[0], origin: { kind: "rule", index: 0 } },
+      passedOver: [
+        { ranked: { rule: backend.rules[1], origin: { kind: "rule", index: 1 } }, reason: "container" },
+        { ranked: { rule: backend.rules[2], origin: { kind: "rule", index: 2 } }, reason: "permission" },
+      ],
+    });
+  });
+
+  it("falls through to a top-level permission's implicit rule, and tries every rule when none decides", () => {
+    const search = explain(backend, "token:search", ["/pii/"]);
+    expect(search.decision).toMatchObject({
+      transform: "mask",
+      origin: { kind: "permission", permission: "token:search" },
+    });
+    expect(search.passedOver.map((p) => p.reason)).toEqual(["permission", "container", "permission"]);
+
+    const use = explain(backend, "token:use", ["/pii/"]);
+    expect(use.decision).toBeUndefined();
+    expect(use.passedOver.map((p) => [p.ranked.origin, p.reason])).toEqual([
+      [{ kind: "rule", index: 1 }, "permission"],
+      [{ kind: "rule", index: 2 }, "container"],
+      [{ kind: "rule", index: 0 }, "permission"],
+      [{ kind: "permission", permission: "token:search" }, "permission"],
+    ]);
+  });
+
+  it("passes over a rule with conditions instead of a container (they apply to session keys only)", () => {
+    const grantee: Grantee = {
+      permissions: [],
+      rules: [
+        {
+          priority: 1,
+          conditions: [{ attribute: "container", operator: "starts_with", value: "/pci/" }],
+          transform: "reveal",
+          permissions: ["token:read"],
+        },
+        rule(2, "/", "mask", "token:read"),
+      ],
+    };
+    const result = explain(grantee, "token:read", ["/pci/"]);
+    expect(result.passedOver.map((p) => p.reason)).toEqual(["conditions"]);
+    expect(result.decision?.origin).toEqual({ kind: "rule", index: 1 });
+  });
+
+  const segment = fc.constantFrom("pci", "pcix", "pii", "high", "a");
+  const container = fc
+    .array(segment, { maxLength: 3 })
+    .map((parts) => `/${parts.map((p) => `${p}/`).join("")}`);
+  const grantee = fc.record({
+    permissions: fc.subarray<Permission>([...TOKEN_PERMISSIONS]),
+    rules: fc.uniqueArray(
+      fc.record({
+        priority: fc.integer({ min: 1, max: 50 }),
+        container,
+        transform: fc.constantFrom(...TRANSFORMS),
+        permissions: fc.subarray([...TOKEN_PERMISSIONS], { minLength: 1 }),
+      }),
+      { selector: (r) => r.priority, maxLength: 6 },
+    ),
+  });
+
+  it("agrees with decide, and its trace is every rule before the decider in precedence order, each for a true reason", () => {
+    fc.assert(
+      fc.property(
+        grantee,
+        fc.constantFrom(...TOKEN_PERMISSIONS),
+        fc.array(container, { minLength: 1, maxLength: 3 }),
+        (g: Grantee, p, cs) => {
+          const { decision, passedOver } = explain(g, p, cs);
+          expect(decision).toEqual(decide(g, p, cs));
+          const ordered = effectiveRules(g);
+          const decidedAt =
+            decision === undefined
+              ? ordered.length
+              : ordered.findIndex((r) => isDeepStrictEqual(r.origin, decision.origin));
+          expect(passedOver.map((step) => step.ranked)).toEqual(ordered.slice(0, decidedAt));
+          for (const { ranked, reason } of passedOver) {
+            const holds = ranked.rule.permissions.includes(p);
+            const covers = cs.some((c) => c.startsWith(ranked.rule.container!));
+            expect(reason).toBe(holds ? "container" : "permission");
+            if (reason === "container") expect(covers).toBe(false);
+          }
+          if (decision !== undefined) {
+            const origin = decision.origin;
+            const stated = origin.kind === "rule" ? g.rules[origin.index] : undefined;
+            if (origin.kind === "rule") expect(decision.rule).toBe(stated);
+            else expect(g.permissions).toContain(origin.permission);
+          }
+        },
+      ),
+      { numRuns: 1000 },
     );
   });
 });

@@ -6,10 +6,42 @@ export interface Grantee {
   readonly rules: readonly AccessRule[];
 }
 
+/**
+ * Where a rule in precedence order comes from: the Application's own rules (by their index as stored, which is
+ * ascending priority) or one of its top-level token permissions, which stands for a rule over every container.
+ */
+export type RuleOrigin =
+  | { readonly kind: "rule"; readonly index: number }
+  | { readonly kind: "permission"; readonly permission: TokenPermission };
+
+/** A rule as decisions try it: the rule and where it comes from. */
+export interface RankedRule {
+  readonly rule: AccessRule;
+  readonly origin: RuleOrigin;
+}
+
 export interface Decision {
   readonly transform: Transform;
   /** The rule that decided; implicit rules (from top-level permissions) have no description of their own. */
   readonly rule: AccessRule;
+  readonly origin: RuleOrigin;
+}
+
+/**
+ * Why a rule tried before the deciding one did not decide: it has conditions instead of a container (they apply
+ * only to session keys), it lacks the permission, or its container covers none of the token's containers.
+ */
+export type Mismatch = "conditions" | "permission" | "container";
+
+export interface PassedOver {
+  readonly ranked: RankedRule;
+  readonly reason: Mismatch;
+}
+
+/** A decision with its trace: every rule tried before the deciding one (or all of them when none decides). */
+export interface Explanation {
+  readonly decision: Decision | undefined;
+  readonly passedOver: readonly PassedOver[];
 }
 
 /** The whole tree: implicit rules from top-level permissions cover every container. */
@@ -30,14 +62,19 @@ const IMPLICIT_TRANSFORM: Record<TokenPermission, Transform> = {
  * The rules in the order they are tried: explicit rules by ascending priority, then one implicit rule per
  * top-level token permission over all containers, so explicit rules always take precedence.
  */
-export function effectiveRules(grantee: Grantee): AccessRule[] {
-  const explicit = [...grantee.rules].sort((a, b) => a.priority - b.priority);
-  const last = explicit.at(-1)?.priority ?? 0;
-  const implicit = grantee.permissions.filter(isTokenPermission).map((permission, i): AccessRule => ({
-    priority: last + 1 + i,
-    container: ROOT,
-    transform: IMPLICIT_TRANSFORM[permission],
-    permissions: [permission],
+export function effectiveRules(grantee: Grantee): RankedRule[] {
+  const explicit = grantee.rules
+    .map((rule, index): RankedRule => ({ rule, origin: { kind: "rule", index } }))
+    .sort((a, b) => a.rule.priority - b.rule.priority);
+  const last = explicit.at(-1)?.rule.priority ?? 0;
+  const implicit = grantee.permissions.filter(isTokenPermission).map((permission, i): RankedRule => ({
+    rule: {
+      priority: last + 1 + i,
+      container: ROOT,
+      transform: IMPLICIT_TRANSFORM[permission],
+      permissions: [permission],
+    },
+    origin: { kind: "permission", permission },
   }));
   return [...explicit, ...implicit];
 }
@@ -53,6 +90,7 @@ export function containerCovers(ruleContainer: string, tokenContainer: string): 
 /** The containers of the grantee's rules (explicit and implicit) that hold `permission`: what it may reach. */
 export function ruleContainers(grantee: Grantee, permission: TokenPermission): string[] {
   return effectiveRules(grantee)
+    .map(({ rule }) => rule)
     .filter((r) => r.container !== undefined && r.permissions.includes(permission))
     .map((r) => r.container as string);
 }
@@ -90,18 +128,44 @@ export function decide(
 }
 
 /**
- * `decide` over rules already put in order by effectiveRules: a caller deciding for many tokens at once (a page
- * of search results) orders them once instead of once per token.
+ * `decide` with its trace (POST /access/explain): the same walk over the same rules, told about each rule it
+ * passes over, so that an explanation cannot say other than what the API does.
  */
-export function decideAmong(
-  rules: readonly AccessRule[],
+export function explain(
+  grantee: Grantee,
   permission: TokenPermission,
   containers: readonly string[],
+): Explanation {
+  const passedOver: PassedOver[] = [];
+  const decision = decideAmong(effectiveRules(grantee), permission, containers, (step) =>
+    passedOver.push(step),
+  );
+  return { decision, passedOver };
+}
+
+/**
+ * `decide` over rules already put in order by effectiveRules: a caller deciding for many tokens at once (a page
+ * of search results) orders them once instead of once per token. `passOver`, when given, hears of each rule
+ * tried before the deciding one and why it did not decide.
+ */
+export function decideAmong(
+  rules: readonly RankedRule[],
+  permission: TokenPermission,
+  containers: readonly string[],
+  passOver?: (step: PassedOver) => void,
 ): Decision | undefined {
-  for (const rule of rules) {
+  for (const ranked of rules) {
+    const { rule } = ranked;
     const container = rule.container;
-    if (container === undefined || !rule.permissions.includes(permission)) continue;
-    if (containers.some((c) => containerCovers(container, c))) return { transform: rule.transform, rule };
+    if (container === undefined) {
+      passOver?.({ ranked, reason: "conditions" });
+    } else if (!rule.permissions.includes(permission)) {
+      passOver?.({ ranked, reason: "permission" });
+    } else if (containers.some((c) => containerCovers(container, c))) {
+      return { transform: rule.transform, rule, origin: ranked.origin };
+    } else {
+      passOver?.({ ranked, reason: "container" });
+    }
   }
   return undefined;
 }

@@ -7,6 +7,7 @@ export const AUDIT_ACTIONS = [
   "token.delete",
   "token.search",
   "token.detokenize",
+  "token.explain",
   "reactor.create",
   "reactor.update",
   "reactor.delete",

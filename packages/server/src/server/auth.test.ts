@@ -33,6 +33,12 @@ const ROUTES: { method: string; path: string; permission: string; body?: unknown
   { method: "GET", path: "/webhooks/secret", permission: "webhook:read" },
   { method: "POST", path: "/webhooks/secret/rotate", permission: "webhook:update" },
   { method: "GET", path: "/logs", permission: "log:read" },
+  {
+    method: "POST",
+    path: "/access/explain",
+    permission: "application:read",
+    body: { application_id: SOME_ID, containers: ["/"], permission: "token:read" },
+  },
 ];
 
 describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every route", () => {

@@ -53,30 +53,31 @@ export function answerClientError(
   socket: Socket,
   log: FastifyBaseLogger,
 ): void {
-  // A reset connection has no one left to answer (Node's own handler skips it too).
-  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  // A reset connection has no one left to answer (Node's own handler skips it too); a connection already answered
+  // may report more parser errors for the bytes that keep arriving, and gets one answer only.
+  if (error.code === "ECONNRESET" || socket.destroyed || answered.has(socket)) return;
+  answered.add(socket);
   const problem = problemFor(error.code);
   log.debug({ code: error.code, status: problem.status }, "client error refused");
   // As Node's own handler does: a response already under way on this connection (a pipelined request before the
   // bad one) must not get these bytes in the middle of its own.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-  if (!socket.writable || inFlight?.headersSent === true) {
-    socket.destroy();
-    return;
+  if (socket.writable && inFlight?.headersSent !== true) {
+    const body = JSON.stringify(toProblem(problem, undefined));
+    socket.write(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
+        "Content-Type: application/problem+json\r\n" +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        "Connection: close\r\n\r\n" +
+        body,
+    );
   }
-  const body = JSON.stringify(toProblem(problem, undefined));
-  socket.end(
-    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\n` +
-      "Content-Type: application/problem+json\r\n" +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      "Connection: close\r\n\r\n" +
-      body,
-  );
-  // Closed only once the client has the answer: a socket closed with bytes still unread (the rest of 64 KB of
-  // headers) is reset, and a reset discards the answer on the client's side before it is read. What the client
-  // still sends is read and dropped; one that keeps its end open is cut off after CLOSE_GRACE_MS.
-  socket.resume();
-  setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  // Closing at once while the client is still sending (64 KB of headers) resets the connection, and the client's
+  // stack may drop the answer it has not read yet (Node 24 does). So: end our side after the answer, and close
+  // for good a little later, when the client has had time to read it.
+  socket.end();
+  setTimeout(() => socket.destroy(), CLOSE_AFTER_MS).unref();
 }
 
-const CLOSE_GRACE_MS = 2_000;
+const CLOSE_AFTER_MS = 1000;
+const answered = new WeakSet<Socket>();

@@ -8,6 +8,7 @@ import type { InvocationService } from "../reactors/invocations/service.js";
 import type { ReactorInvocation } from "../reactors/invoke.js";
 import type { ReactorService } from "../reactors/service.js";
 import type { TenantService } from "../tenants/service.js";
+import type { ExplainService } from "../explain/service.js";
 import type { TokenService } from "../tokens/service.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
@@ -148,6 +149,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "GET /webhooks/secret",
         "POST /webhooks/secret/rotate",
         "GET /logs",
+        "POST /access/explain",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
@@ -181,6 +183,7 @@ describe("an unexpected failure", () => {
       idempotency: {} as Idempotency,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
+      explain: {} as ExplainService,
       readiness: { check: () => Promise.reject(new Error("down")) },
       bodyLimit: 1024,
       logger: false,

@@ -76,6 +76,17 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       return view;
     },
 
+    /**
+     * The containers of a token of the caller's tenant, whatever the caller's rules, for POST /access/explain
+     * (whose route requires application:read). Read from the row's clear columns: the data is neither opened nor
+     * returned. A missing or expired token is a 404, as for every other read.
+     */
+    async containersOf(principal: Principal, id: string, read: ReadContext = {}): Promise<readonly string[]> {
+      const stored = await tokens.findById(principal.tenantId, id, now(), read.versions?.tokens);
+      if (stored === undefined) throw AppError.notFound(`Token ${id}`);
+      return stored.record.containers;
+    },
+
     async update(
       principal: Principal,
       id: string,

@@ -1,0 +1,2 @@
+// The script served at /elements/v1/elements.js: `window.TesseraElements.init(...)`.
+export { init, ElementsError } from "./index.js";
