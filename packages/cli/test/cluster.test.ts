@@ -232,11 +232,21 @@ describe.skipIf(STORE !== "postgres" || STORE_UNAVAILABLE)(
         }
         expect(repeats).toBeLessThanOrEqual(DELIVERY_CONCURRENCY);
 
-        const rows = await inStore(({ db }) =>
-          db
-            .selectFrom("reactor_invocations")
-            .select(["id", "status", "delivery_status", "run_attempts", "delivery_attempts"])
-            .execute(),
+        const readRows = () =>
+          inStore(({ db }) =>
+            db
+              .selectFrom("reactor_invocations")
+              .select(["id", "status", "delivery_status", "run_attempts", "delivery_attempts"])
+              .execute(),
+          );
+        // An instance records a delivery once the receiver has answered it: the last arrivals' rows may still be
+        // on their way to "delivered" when the receiver has them all.
+        let rows = await readRows();
+        await waitUntil(
+          async () => (rows = await readRows()).every((row) => row.delivery_status === "delivered"),
+          30_000,
+          () =>
+            `every delivery recorded (${rows.filter((row) => row.delivery_status !== "delivered").length} not)`,
         );
         expect(rows).toHaveLength(INVOCATIONS);
         for (const row of rows) {
