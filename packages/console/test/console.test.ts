@@ -10,6 +10,7 @@ import {
   PHONE,
   screenshot,
   tabTo,
+  untilClicksArrive,
   watchedPage,
   type Browser,
 } from "./browser.js";
@@ -109,6 +110,8 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await page.mouse.up();
     await poll(() => page.locator('[id^="DndLiveRegion"]').textContent()).toMatch(/dropped at position 1/);
     await poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/");
+    // A click sent in the moment after a pointer drop is swallowed by dnd-kit (see untilClicksArrive).
+    await untilClicksArrive(page);
     await page.getByRole("button", { name: "Move rule 1 down" }).click();
     await poll(() => page.getByLabel("Rule 1 container").inputValue()).toBe("/pci/high/");
     await screenshot(page, "application-edit");
