@@ -155,3 +155,15 @@ export async function untilClicksArrive(page: Page): Promise<void> {
     .poll(() => page.evaluate<boolean>(probe), { timeout: 15_000, interval: 20, message: "a click arrives" })
     .toBe(true);
 }
+
+/**
+ * Chooses an option of the focused <select> with ArrowDown, as a keyboard user may. Not by typing its name:
+ * the browser's type-to-select starts afresh after a second without a key, and a busy machine can take that
+ * long between two keys, which then selects another option.
+ */
+export async function arrowTo(page: Page, option: string): Promise<void> {
+  const selected = () => page.evaluate<string>(`document.activeElement.selectedOptions[0]?.text ?? ""`);
+  const count = await page.evaluate<number>(`document.activeElement.options.length`);
+  for (let i = 0; i < count && (await selected()) !== option; i++) await page.keyboard.press("ArrowDown");
+  expect(await selected(), "the focused <select>'s option").toBe(option);
+}

@@ -3,6 +3,7 @@ import type { Page } from "playwright-core";
 import { STORE, STORE_UNAVAILABLE, startTestServer, type TestServer } from "../../server/test/harness.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../server/test/webhook-receiver.js";
 import {
+  arrowTo,
   DESKTOP,
   expectAccessible,
   HAVE_CHROMIUM,
@@ -296,8 +297,11 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     await tabTo(page, /^Access explainer$/, { backwards: true });
     await page.keyboard.press("Enter");
     await poll(() => heading(page).textContent()).toBe("Access explainer");
+    // The picker lists the Applications once the server has answered; before that it holds only its prompt.
+    const picker = page.getByLabel("Application", { exact: true });
+    await poll(() => picker.getByRole("option", { name: "keyboard app (private)" }).count()).toBe(1);
     await tabTo(page, /^Application/);
-    await page.keyboard.type("keyboard app");
+    await arrowTo(page, "keyboard app (private)");
     // Tab reaches the checked radio of a group; the arrow keys choose another.
     await tabTo(page, /^a token$/);
     await page.keyboard.press("ArrowDown");
