@@ -32,6 +32,11 @@ if (!HAVE_CHROMIUM) {
 
 const SECRET = "card4242";
 
+/** The part of an HTMLSelectElement these tests read (their types are Node's, without the DOM's). */
+interface HTMLSelect {
+  readonly selectedOptions: ArrayLike<{ readonly text: string }>;
+}
+
 /** Waits on the page as it reacts; generous, since the machine running the tests may be busy. */
 const poll = <T>(value: () => T | Promise<T>, message?: string) =>
   expect.poll(value, { timeout: 15_000, interval: 100, ...(message !== undefined && { message }) });
@@ -317,6 +322,43 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     expect(problems).toEqual([]);
     await page.close();
   }, 180_000);
+
+  it("explains for the Application a link filled in, before the picker's list of Applications has arrived", async () => {
+    const linked = await server.request("POST", "/applications", {
+      body: {
+        name: "linked",
+        type: "private",
+        permissions: [],
+        rules: [{ priority: 1, container: "/linked/", transform: "mask", permissions: ["token:read"] }],
+      },
+    });
+    expect(linked.status, linked.text).toBe(201);
+    const { page, problems } = await watchedPage(browser.context);
+    await signIn(page);
+    // The list the explainer's picker shows (the first 100 Applications) is held back until released.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\/applications\?(.*&)?size=100(&|$)/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole("link", { name: "linked", exact: true }).click();
+    await page.getByRole("link", { name: "Explain its access" }).click();
+    await poll(() => heading(page).textContent()).toBe("Access explainer");
+    const picker = page.getByLabel("Application", { exact: true });
+    const chosen = () => picker.evaluate((el) => (el as unknown as HTMLSelect).selectedOptions[0]?.text);
+    expect(await chosen()).toBe(linked.body.id);
+    await page.getByRole("radio", { name: "a token in containers", exact: true }).check();
+    await page.getByLabel("Containers", { exact: true }).fill("/linked/a/");
+    await page.getByRole("button", { name: "Explain" }).click();
+    await poll(() => page.getByTestId("summary").textContent()).toBe(
+      "token:read allowed by Rule 1 (priority 1): mask.",
+    );
+    release();
+    await poll(chosen).toBe("linked (private)");
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
 
   it("invokes asynchronously with the webhook attempts, regenerates and deletes with confirmation, rotates the secret, creates a tenant", async () => {
     const caller = await server.request("POST", "/applications", {
