@@ -244,6 +244,9 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     expect(created.status, created.text).toBe(201);
     const { page, problems } = await watchedPage(browser.context);
     await signIn(page, created.body.key);
+    // The Applications page asks for its list as it opens: the key goes only once that list has been answered,
+    // or a list request still on its way would meet the 401 first and sign out before the audit log is opened.
+    await page.getByRole("region", { name: "Applications", exact: true }).waitFor();
     expect((await server.request("DELETE", `/applications/${created.body.id}`)).status).toBe(204);
     await nav(page, "Audit log");
     await poll(() => heading(page).textContent()).toBe("Sign in to Tessera");
