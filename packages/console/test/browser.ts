@@ -132,3 +132,38 @@ export async function tabTo(page: Page, name: RegExp, options: { backwards?: boo
   }
   throw new Error(`no focusable element matching ${String(name)} within 120 tabs`);
 }
+
+/**
+ * Waits until a click reaches the page's elements again. After a pointer drop, dnd-kit's pointer sensor stops
+ * every click at the document (a capture-phase listener, so that the release does not click what lies under
+ * it) and lifts that listener on a 50 ms timer, which a busy renderer runs late since Chromium handles input
+ * before timers: a click sent straight after a drop is swallowed. The probe is a click on an element of its
+ * own, outside the app's root, so that nothing but that listener sees it.
+ */
+export async function untilClicksArrive(page: Page): Promise<void> {
+  // A string, evaluated over CDP: the page's CSP forbids the eval that waitForFunction would use.
+  const probe = `(() => {
+    const probe = document.createElement("span");
+    let arrived = false;
+    probe.addEventListener("click", () => { arrived = true; });
+    document.body.append(probe);
+    probe.click();
+    probe.remove();
+    return arrived;
+  })()`;
+  await expect
+    .poll(() => page.evaluate<boolean>(probe), { timeout: 15_000, interval: 20, message: "a click arrives" })
+    .toBe(true);
+}
+
+/**
+ * Chooses an option of the focused <select> with ArrowDown, as a keyboard user may. Not by typing its name:
+ * the browser's type-to-select starts afresh after a second without a key, and a busy machine can take that
+ * long between two keys, which then selects another option.
+ */
+export async function arrowTo(page: Page, option: string): Promise<void> {
+  const selected = () => page.evaluate<string>(`document.activeElement.selectedOptions[0]?.text ?? ""`);
+  const count = await page.evaluate<number>(`document.activeElement.options.length`);
+  for (let i = 0; i < count && (await selected()) !== option; i++) await page.keyboard.press("ArrowDown");
+  expect(await selected(), "the focused <select>'s option").toBe(option);
+}

@@ -85,6 +85,12 @@ export function Explain() {
               onChange={(event) => setApplicationId(event.target.value)}
             >
               <option value="">Choose an Application…</option>
+              {/* The Application a link filled in, by its id, while the list has not arrived or when it is not
+                  among the first 100: without an option of its value the select would show the prompt and,
+                  being required, refuse to submit. */}
+              {applicationId !== "" && application === undefined && (
+                <option value={applicationId}>{applicationId}</option>
+              )}
               {applications.data?.data.map((app) => (
                 <option key={app.id} value={app.id}>
                   {app.name} ({app.type})
