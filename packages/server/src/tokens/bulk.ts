@@ -144,29 +144,35 @@ export function createBulk(deps: {
     ): Promise<unknown> => {
       const expressions = new Map<string, DetokenizeExpression>();
       const problems: string[] = [];
+      /** Every different expression text met, valid or not: each is parsed once. */
+      const seen = new Set<string>();
+      const tooMany = () => seen.size > MAX_DETOKENIZE_EXPRESSIONS;
       const collect = (node: unknown): void => {
+        // Parsing stops at the limit: the request is refused then, whatever the rest of the body holds.
+        if (tooMany()) return;
         if (typeof node === "string") {
           for (const [whole, inner] of node.matchAll(ANY_EXPRESSION)) {
-            if (expressions.has(inner!)) continue;
+            if (seen.has(inner!)) continue;
+            seen.add(inner!);
             try {
               expressions.set(inner!, parseDetokenizeExpression(inner!, deps.expressions));
             } catch (error) {
               if (!(error instanceof ExpressionError)) throw error;
               problems.push(`${whole} ${error.message}`);
             }
-            if (expressions.size + problems.length > MAX_DETOKENIZE_EXPRESSIONS) return;
+            if (tooMany()) return;
           }
         } else if (Array.isArray(node)) node.forEach(collect);
         else if (isPlainObject(node)) Object.values(node).forEach(collect);
       };
       checkBody(body);
       collect(body);
-      if (expressions.size + problems.length > MAX_DETOKENIZE_EXPRESSIONS) {
+      if (tooMany()) {
         throw AppError.validation({
           body: [`may hold at most ${MAX_DETOKENIZE_EXPRESSIONS} different expressions`],
         });
       }
-      if (problems.length > 0) throw AppError.validation({ body: [...new Set(problems)] });
+      if (problems.length > 0) throw AppError.validation({ body: problems });
       const ids = new Set([...expressions.values()].map((e) => e.id));
       if (ids.size > MAX_DETOKENIZE_TOKENS) {
         throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });

@@ -310,6 +310,10 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /detokenize expressions", () => {
     expectProblem(await detokenize(expressions), 400, {
       errors: { body: ["may hold at most 1000 different expressions"] },
     });
+    const repeatedBad = Array.from({ length: 1001 }, () => withIds("{{ $text | nosuch }}"));
+    expectProblem(await detokenize(repeatedBad), 400, {
+      errors: { body: [withIds("{{ $text | nosuch }} has invalid filters: unknown filter 'nosuch'")] },
+    });
     const repeated = Array.from({ length: 1001 }, () => withIds("{{ $text | append: '!' }}"));
     const response = await detokenize(repeated);
     expect(response.status, response.text).toBe(200);
