@@ -378,6 +378,49 @@ describe.skipIf(STORE_UNAVAILABLE)("Basis Theory reactor code, unchanged", () =>
     expect(files.length).toBeGreaterThanOrEqual(15);
   });
 
+  it("gives bt no key, only functions, acting as the reactor's Application whatever options the code passes", async () => {
+    const code = `module.exports = async function (req) {
+      const { args, bt } = req;
+      const names = [];
+      const walk = (object, at) => {
+        for (const name of Object.getOwnPropertyNames(object)) {
+          const value = object[name];
+          names.push(at + name + ":" + typeof value);
+          if (typeof value === "object" && value !== null) walk(value, at + name + ".");
+        }
+      };
+      walk(bt, "");
+      // basis-theory-js takes request options last; an apiKey there must not change who the call acts as.
+      const token = await bt.tokens.retrieve(args.token_id, { apiKey: args.caller_key });
+      return { raw: { names: names.sort(), json: JSON.stringify(bt), frozen: Object.isFrozen(bt.tokens), data: token.data } };
+    };`;
+    const saved = await server.request("POST", "/reactors", {
+      body: { name: "bt inspector", code, configuration: {}, application: { id: reactorApp } },
+    });
+    expect(saved.status, saved.text).toBe(201);
+    const response = await server.request("POST", `/reactors/${saved.body.id}/react`, {
+      key: caller,
+      body: { args: { token_id: ids.cardNumber, caller_key: caller } },
+    });
+    expect(ok(response)).toEqual({
+      names: [
+        "detokenize:function",
+        "tokenize:function",
+        "tokens.create:function",
+        "tokens.delete:function",
+        "tokens.list:function",
+        "tokens.retrieve:function",
+        "tokens.search:function",
+        "tokens.update:function",
+        "tokens:object",
+      ],
+      json: '{"tokens":{}}',
+      frozen: true,
+      // The reactor's Application masks /pci/; the caller, whose key was passed, would have seen the number.
+      data: "XXXXXXXXXXXX4242",
+    });
+  });
+
   it.each(EXAMPLES.map((example) => [example.file, example] as const))(
     "%s is saved unchanged and runs",
     async (file, example) => {
