@@ -285,6 +285,21 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /detokenize expressions", () => {
     });
   });
 
+  it("answers another tenant's token in either form like a missing one", async () => {
+    const tenant = await server.request("POST", "/tenants", { body: { name: "Neighbour" } });
+    expect(tenant.status, tenant.text).toBe(201);
+    const neighbour = await server.request("POST", "/applications", {
+      key: tenant.body.application.key,
+      body: { name: "neighbour", type: "private", permissions: ["token:read"] },
+    });
+    expect(neighbour.status, neighbour.text).toBe(201);
+    for (const expression of ["{{ token: $card | json: '$.type' }}", "{{ $card | json: '$.number' }}"]) {
+      expectProblem(await detokenize({ x: withIds(expression) }, neighbour.body.key), 400, {
+        errors: { body: [`token ${ids.card} does not exist`] },
+      });
+    }
+  });
+
   it("counts distinct tokens across both forms: 100 pass, 101 are a 400", async () => {
     const writer = await key({ name: "bulk", type: "private", permissions: ["token:create"] });
     const tokenized = await server.request("POST", "/tokenize", {
