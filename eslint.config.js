@@ -41,6 +41,23 @@ export default tseslint.config(
     },
   },
   {
+    // Reactor code as Basis Theory users write it (CommonJS, Node 16), run by the reactor tests in the sandbox.
+    files: ["packages/server/test/fixtures/bt-reactors/**/*.js"],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      sourceType: "commonjs",
+      parserOptions: { projectService: false, project: null },
+      globals: { Buffer: "readonly", console: "readonly", global: "readonly" },
+    },
+    // CommonJS is what the sandbox runs: `require` is the only way these files load modules.
+    rules: {
+      ...tseslint.configs.disableTypeChecked.rules,
+      "@typescript-eslint/no-require-imports": "off",
+      // Node 16 code declares its own Buffer or process from require(), shadowing the globals.
+      "no-redeclare": ["error", { builtinGlobals: false }],
+    },
+  },
+  {
     // Tests read JSON response bodies, which are `any` by nature; the assertions are the type check.
     files: ["**/*.test.ts", "**/test/**/*.ts"],
     rules: {

@@ -1440,7 +1440,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Arguments for the reactor; `{{ <token id> }}` expressions anywhere in it are detokenized. */
+                        /** @description Arguments for the reactor; detokenization expressions anywhere in it (`{{ <token id> }}`, `{{ token: <token id> }}`, each optionally followed by filters) are detokenized. */
                         args?: unknown;
                         /** @description Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as a signed Standard Webhooks message. Private, loopback and link-local targets are refused. */
                         callback_url?: string;
@@ -2591,7 +2591,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Replace {{ <token id> }} expressions with the data the caller may read */
+        /** Replace {{ <token id> }} and {{ token: <token id> }} expressions, with filters, by what the caller may read */
         post: {
             parameters: {
                 query?: never;

@@ -4,6 +4,7 @@ import type { ReadContext } from "../storage/database.js";
 import { AppError, codeForStatus, type FieldErrors } from "../server/errors.js";
 import type { Detokenizer } from "../tokens/bulk.js";
 import type { InternalCredential, InternalCredentials } from "./internal-credentials.js";
+import { callBt, isBtMethod } from "./bt-client.js";
 import { checkCustomResponse, type CustomResponse } from "./custom-response.js";
 import { checkReactorCode } from "./sandbox/code-check.js";
 import type { NpmModule } from "./sandbox/modules.js";
@@ -34,7 +35,7 @@ export type ReactAnswer =
   | { readonly kind: "result"; readonly body: { raw?: unknown; tokens?: unknown } }
   | ({ readonly kind: "custom" } & CustomResponse);
 
-/** The `svc` methods reactor code may call (harness.js builds the same list into its stub). */
+/** The `svc` methods reactor code may call (harness.js builds the same list into its stub); `bt`'s are in bt-client.ts. */
 const RPC_METHODS = new Set([
   "tokens.create",
   "tokens.get",
@@ -85,8 +86,8 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
   }
 
   /**
-   * `svc` for one invocation, acting as the reactor's Application. The credential and the client are made on
-   * the first call: most invocations make none. `end` revokes the credential, once the invocation is over.
+   * `svc` and `bt` for one invocation, acting as the reactor's Application. The credential and the client are
+   * made on the first call: most invocations make none. `end` revokes the credential, once the invocation is over.
    */
   function svcActingAs(tenantId: string, applicationId: string) {
     let acting: { client: TesseraClient; credential: InternalCredential } | undefined;
@@ -96,7 +97,12 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
           const credential = deps.credentials.issue(tenantId, applicationId);
           acting = { credential, client: clientFor(credential.key) };
         }
-        return callSvc(acting.client, method, params);
+        const { client, credential } = acting;
+        if (isBtMethod(method)) {
+          const post = (path: string, body: unknown) => postAs(credential.key, path, body);
+          return callBt({ client, post }, method, params).catch(asBtError);
+        }
+        return callSvc(client, method, params);
       },
       end: () => acting?.credential.revoke(),
     };
@@ -106,22 +112,29 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
     return new TesseraClient({ baseUrl: INTERNAL_BASE_URL, apiKey: key, fetch: deps.fetch, maxRetries: 0 });
   }
 
+  /** A POST with the body and the answer as they are; an answer outside 2xx throws a TesseraError. */
+  async function postAs(key: string, path: string, body: unknown): Promise<unknown> {
+    const response = await deps.fetch(`${INTERNAL_BASE_URL}${path}`, {
+      method: "POST",
+      headers: { "SVC-API-KEY": key, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const answer: unknown = await response.json();
+    if (!response.ok) throw new TesseraError(response.status, answer, response.statusText);
+    return answer;
+  }
+
   /** `tokenize` output, tokenized exactly like a POST /tokenize body by its creator. */
   async function tokenizeOutput(tenantId: string, creatorId: string, body: unknown): Promise<unknown> {
     const credential = deps.credentials.issue(tenantId, creatorId);
     try {
-      const response = await deps.fetch(`${INTERNAL_BASE_URL}/tokenize`, {
-        method: "POST",
-        headers: { "SVC-API-KEY": credential.key, "Content-Type": "application/json" },
-        body: JSON.stringify(body),
-      });
-      const answer = await response.json();
-      if (response.ok) return answer;
-      const problem = answer as { detail?: string; errors?: FieldErrors };
+      return await postAs(credential.key, "/tokenize", body);
+    } catch (error) {
+      if (!(error instanceof TesseraError)) throw error;
       throw new AppError(
-        codeForStatus(response.status),
-        `The reactor's tokenize output was refused: ${problem.detail ?? response.statusText}`,
-        problem.errors,
+        codeForStatus(error.status),
+        `The reactor's tokenize output was refused: ${error.message}`,
+        error.errors,
       );
     } finally {
       credential.revoke();
@@ -244,6 +257,22 @@ export function createReactorInvocation(deps: ReactorInvocationDeps) {
 }
 
 export type ReactorInvocation = ReturnType<typeof createReactorInvocation>;
+
+/**
+ * What `bt` code catches: basis-theory-js raises a `BasisTheoryApiError` with the HTTP `status` and the problem
+ * body as `data`; `errors` as `svc` gives it.
+ */
+function asBtError(error: unknown): never {
+  if (error instanceof TesseraError) {
+    throw Object.assign(new Error(error.message), {
+      name: "BasisTheoryApiError",
+      status: error.status,
+      data: error.body,
+      ...(error.errors !== undefined && { errors: error.errors }),
+    });
+  }
+  throw error;
+}
 
 function startFailure(error: unknown, scrub: (text: string) => string): unknown {
   if (error instanceof PoolExhaustedError) {

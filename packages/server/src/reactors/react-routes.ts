@@ -17,7 +17,7 @@ const ReactBody = Type.Object(
     args: Type.Optional(
       Type.Unknown({
         description:
-          "Arguments for the reactor; `{{ <token id> }}` expressions anywhere in it are detokenized.",
+          "Arguments for the reactor; detokenization expressions anywhere in it (`{{ <token id> }}`, `{{ token: <token id> }}`, each optionally followed by filters) are detokenized.",
       }),
     ),
     callback_url: Type.Optional(

@@ -120,15 +120,15 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /reactors/{id}/react", () => {
     expect(stored.body.data).toBe(CARD);
   });
 
-  it("gives svc = null to a reactor without an Application, and tokenizes its output as the caller", async () => {
+  it("gives svc = bt = null to a reactor without an Application, and tokenizes its output as the caller", async () => {
     const id = await reactor(
-      `module.exports = async ({ svc }) =>
-        ({ raw: { svc }, tokenize: { t: { type: "token", data: "x", containers: ["/pci/"] } } });`,
+      `module.exports = async ({ svc, bt }) =>
+        ({ raw: { svc, bt }, tokenize: { t: { type: "token", data: "x", containers: ["/pci/"] } } });`,
       false,
     );
     const response = await react(id, {});
     expect(response.status, response.text).toBe(200);
-    expect(response.body.raw).toEqual({ svc: null });
+    expect(response.body.raw).toEqual({ svc: null, bt: null });
     expect(response.body.tokens.t.created_by).toBe(callerId);
   });
 

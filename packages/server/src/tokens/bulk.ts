@@ -6,17 +6,30 @@ import type { Clock } from "../shared/clock.js";
 import { nestsDeeperThan } from "../json/depth.js";
 import { isPlainObject } from "../json/merge-patch.js";
 import { AppError, type FieldErrors } from "../server/errors.js";
-import { hasControlCharacter } from "../shared/text.js";
 import type { ReadContext, Store } from "../storage/database.js";
 import { shownTokens, tokenEntry } from "./audit-entries.js";
 import type { TokenCreation } from "./create.js";
+import {
+  ANY_EXPRESSION,
+  WHOLE_EXPRESSION,
+  evaluateDetokenizeExpression,
+  parseDetokenizeExpression,
+  type DetokenizeExpression,
+} from "./detokenization.js";
 import { MAX_BODY_DEPTH, type CreateTokenInput } from "./draft.js";
+import { ExpressionError, type ExpressionEngine } from "./expressions.js";
+import { presentToken } from "./present.js";
 import type { TokenStore } from "./store.js";
 import type { TokenRecord } from "./types.js";
 import type { TokenView, Views } from "./views.js";
 
 export const MAX_TOKENIZE_ITEMS = 1000;
 export const MAX_DETOKENIZE_TOKENS = 100;
+/**
+ * Different expressions in one detokenization: each with filters is a liquidjs evaluation, and the body limit
+ * alone would let one request ask for tens of thousands.
+ */
+export const MAX_DETOKENIZE_EXPRESSIONS = 1000;
 
 export interface DetokenizeOptions {
   /** `token:read` for POST /detokenize, `token:use` for a reactor's args (DESIGN §8). */
@@ -26,7 +39,7 @@ export interface DetokenizeOptions {
   readonly read?: ReadContext;
 }
 
-/** What reactors need of tokens: their arguments' `{{ <id> }}` replaced by data they may use. */
+/** What reactors need of tokens: their arguments' expressions replaced by what they may use (detokenization.ts). */
 export interface Detokenizer {
   detokenize(principal: Principal, body: unknown, options?: DetokenizeOptions): Promise<unknown>;
 }
@@ -39,10 +52,6 @@ export interface TokenizeIo {
   present(view: TokenView): unknown;
 }
 
-const ANY_EXPRESSION = /\{\{([^{}]*)\}\}/g;
-const EXPRESSION = /\{\{\s*([^\s{}|]+)\s*\}\}/g;
-const WHOLE_EXPRESSION = /^\s*\{\{\s*([^\s{}|]+)\s*\}\}\s*$/;
-
 /** Tokenize and detokenize: many tokens in one request, the body's shape kept (wire-format §4.3). */
 export function createBulk(deps: {
   store: Pick<Store, "write">;
@@ -51,6 +60,7 @@ export function createBulk(deps: {
   views: Views;
   audit: AuditRecorder;
   clock: Clock;
+  expressions: ExpressionEngine;
 }) {
   const { creation, audit } = deps;
 
@@ -123,33 +133,47 @@ export function createBulk(deps: {
     },
 
     /**
-     * Replaces `{{ <id> }}` anywhere in the body with the data the caller may read. A string that is exactly one
-     * expression becomes the data itself; inside a longer string it is interpolated.
+     * Replaces the detokenization expressions anywhere in the body (detokenization.ts) with what the caller may
+     * see of each token. A string that is exactly one expression becomes the value itself, its JSON type kept;
+     * inside a longer string each is interpolated (complex values as JSON text).
      */
     detokenize: async (
       principal: Principal,
       body: unknown,
       { permission = "token:read", recordAs, read = {} }: DetokenizeOptions = {},
     ): Promise<unknown> => {
-      const ids = new Set<string>();
-      const unsupported = new Set<string>();
+      const expressions = new Map<string, DetokenizeExpression>();
+      const problems: string[] = [];
+      /** Every different expression text met, valid or not: each is parsed once. */
+      const seen = new Set<string>();
+      const tooMany = () => seen.size > MAX_DETOKENIZE_EXPRESSIONS;
       const collect = (node: unknown): void => {
+        // Parsing stops at the limit: the request is refused then, whatever the rest of the body holds.
+        if (tooMany()) return;
         if (typeof node === "string") {
           for (const [whole, inner] of node.matchAll(ANY_EXPRESSION)) {
-            const id = inner!.trim();
-            if (/^[^\s{}|]+$/.test(id) && !hasControlCharacter(id)) ids.add(id);
-            else unsupported.add(whole);
+            if (seen.has(inner!)) continue;
+            seen.add(inner!);
+            try {
+              expressions.set(inner!, parseDetokenizeExpression(inner!, deps.expressions));
+            } catch (error) {
+              if (!(error instanceof ExpressionError)) throw error;
+              problems.push(`${whole} ${error.message}`);
+            }
+            if (tooMany()) return;
           }
         } else if (Array.isArray(node)) node.forEach(collect);
         else if (isPlainObject(node)) Object.values(node).forEach(collect);
       };
       checkBody(body);
       collect(body);
-      if (unsupported.size > 0) {
+      if (tooMany()) {
         throw AppError.validation({
-          body: [...unsupported].map((e) => `${e} is not supported: detokenize takes {{ <token id> }} only`),
+          body: [`may hold at most ${MAX_DETOKENIZE_EXPRESSIONS} different expressions`],
         });
       }
+      if (problems.length > 0) throw AppError.validation({ body: problems });
+      const ids = new Set([...expressions.values()].map((e) => e.id));
       if (ids.size > MAX_DETOKENIZE_TOKENS) {
         throw AppError.validation({ body: [`may reference at most ${MAX_DETOKENIZE_TOKENS} tokens`] });
       }
@@ -160,7 +184,7 @@ export function createBulk(deps: {
       if (missing.length > 0) {
         throw AppError.validation({ body: missing.map((id) => `token ${id} does not exist`) });
       }
-      const values = new Map<string, unknown>();
+      const views = new Map<string, TokenView & { shown: { value: unknown } }>();
       const used: { record: TokenRecord; decision: Decision }[] = [];
       for (const stored of found) {
         const decision = decide(principal.application, permission, stored.record.containers);
@@ -174,9 +198,23 @@ export function createBulk(deps: {
             `The Application's rule shows no data of token ${stored.record.id} (it redacts it, or masks it and the token has no mask).`,
           );
         }
-        values.set(stored.record.id, view.shown.value);
+        views.set(stored.record.id, { ...view, shown: view.shown });
         used.push({ record: stored.record, decision });
       }
+      // Every expression is evaluated before anything is recorded or answered: a failing filter is a 400 that
+      // shows nothing.
+      const values = new Map<string, unknown>();
+      for (const [text, expression] of expressions) {
+        const view = views.get(expression.id)!;
+        const subject = expression.form === "data" ? view.shown.value : presentToken(view);
+        try {
+          values.set(text, evaluateDetokenizeExpression(expression, subject, deps.expressions));
+        } catch (error) {
+          if (!(error instanceof ExpressionError)) throw error;
+          problems.push(`{{${text}}} could not be evaluated: ${error.message}`);
+        }
+      }
+      if (problems.length > 0) throw AppError.validation({ body: problems });
       const details = { tokens: shownTokens(used) };
       await audit.record([
         recordAs === undefined
@@ -186,11 +224,8 @@ export function createBulk(deps: {
       const replace = (node: unknown): unknown => {
         if (typeof node === "string") {
           const whole = WHOLE_EXPRESSION.exec(node);
-          if (whole) return values.get(whole[1]!);
-          return node.replace(EXPRESSION, (_m, id: string) => {
-            const value = values.get(id);
-            return typeof value === "string" ? value : JSON.stringify(value);
-          });
+          if (whole) return values.get(whole[1]!) ?? null;
+          return node.replace(ANY_EXPRESSION, (_m, text: string) => asText(values.get(text)));
         }
         if (Array.isArray(node)) return node.map(replace);
         if (isPlainObject(node))
@@ -200,6 +235,12 @@ export function createBulk(deps: {
       return replace(body);
     },
   };
+}
+
+/** An interpolated value: text as is, anything else as JSON text, nothing (a path that selects none) as "". */
+function asText(value: unknown): string {
+  if (value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
 
 function checkBody(body: unknown): void {

@@ -247,7 +247,8 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
         config: { permission: "token:read" },
         schema: {
           tags,
-          summary: "Replace {{ <token id> }} expressions with the data the caller may read",
+          summary:
+            "Replace {{ <token id> }} and {{ token: <token id> }} expressions, with filters, by what the caller may read",
           body: AnyJson,
           response: responses({ 200: AnyJson }),
         },

@@ -46,7 +46,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
   const drafts = createDrafts({ expressions, now });
   const views = createViews({ keys, drafts });
   const creation = createTokenCreation({ tokens, keys, drafts, views, audit, clock });
-  const bulk = createBulk({ store, tokens, creation, views, audit, clock });
+  const bulk = createBulk({ store, tokens, creation, views, audit, clock, expressions });
 
   async function findVisible(
     principal: Principal,

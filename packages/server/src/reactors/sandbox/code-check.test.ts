@@ -35,6 +35,19 @@ describe("checkReactorCode", () => {
     });
   });
 
+  it("accepts Node 16 code that declares Buffer, process or global itself, as Node's own wrapper does", () => {
+    const code = `const { Buffer } = require("buffer");
+      const process = require("process");
+      let global = { note: "shadowed" };
+      const querystring = require('querystring'); const { Readable } = require("stream");
+      const https = require("https"); const crypto = require("node:crypto");
+      module.exports = async () => ({ raw: Buffer.from(process.title).toString("hex") });`;
+    expect(checkReactorCode(code)).toEqual({
+      ok: true,
+      modules: ["buffer", "https", "node:crypto", "process", "querystring", "stream"],
+    });
+  });
+
   it("allows the server's npm packages, by name and only those", () => {
     const code = `const axios = require("axios"); const { v4 } = require('uuid');
       module.exports = async () => ({ raw: v4() });`;

@@ -1,17 +1,12 @@
 import vm from "node:vm";
 import { BUILTIN_MODULES, DEFAULT_MODULES, ERROR_MODULES, type NpmModule } from "./modules.js";
 
-/** The CommonJS shim's parameters; harness.js compiles the code as the body of a function taking them. */
-export const SHIM_PARAMETERS = [
-  "exports",
-  "require",
-  "module",
-  "__filename",
-  "__dirname",
-  "Buffer",
-  "process",
-  "global",
-];
+/**
+ * The CommonJS shim's parameters; harness.js compiles the code as the body of a function taking them. Node's own
+ * wrapper takes exactly these; `Buffer`, `process` and `global` are globals there and in the harness, so that Node 16
+ * code may declare them itself (`const { Buffer } = require("buffer")`).
+ */
+export const SHIM_PARAMETERS = ["exports", "require", "module", "__filename", "__dirname"];
 
 export interface CodeProblem {
   readonly message: string;

@@ -10,8 +10,8 @@
 //
 // The first import of a `node:` module starts Deno's Node compatibility layer, which costs tens to hundreds of
 // milliseconds. It is imported here, when the process starts, so that a pool's spare pays for it before any
-// request does. `process` is taken from the global (Deno has one): the workers' import map refuses `node:process`
-// to reactor code, and the harness shares that map (import-map.ts).
+// request does. `process` is Deno's global one, the object `require("process")` also gives (Node 16 code writes
+// both); it holds no environment (--ignore-env) and no binding that does anything.
 import { Buffer } from "node:buffer";
 
 const process = globalThis.process;
@@ -122,6 +122,17 @@ if (Deno.args[0] !== undefined) {
     filtered = false;
   }
   if (!filtered) Deno.exit(86);
+}
+
+// Node's globals that Node 16 code uses without requiring them. They are globals, not parameters of the
+// CommonJS shim, exactly as under Node: code that declares its own (`const { Buffer } = require("buffer")`,
+// `const process = require("process")`) shadows them, where a parameter of that name would be a syntax error.
+for (const [name, value] of [
+  ["Buffer", Buffer],
+  ["process", process],
+  ["global", globalThis],
+]) {
+  ObjectDefineProperty(globalThis, name, { value, writable: true, configurable: true, enumerable: false });
 }
 
 // What reactor code must not reach, taken away before it runs. `Deno[Deno.internal]` holds Deno's core (its own
@@ -282,8 +293,12 @@ function describeThrown(thrown) {
   return described;
 }
 
-/** `svc`: every SDK call becomes an RPC frame; the host performs it as the reactor's Application. */
-function serviceStub(invocation) {
+/**
+ * `svc` and `bt`: every SDK call becomes an RPC frame; the host performs it as the reactor's Application. `bt`
+ * carries the method names of the Basis Theory SDK that BT reactors get as `req.bt` (wire-format §7); the host
+ * maps each onto the same API (reactors/bt-client.ts).
+ */
+function serviceStubs(invocation) {
   const rpc =
     (method) =>
     (...params) =>
@@ -297,11 +312,18 @@ function serviceStub(invocation) {
     for (const method of methods) object[method] = rpc(`${name}.${method}`);
     return ObjectFreeze(object);
   };
-  return ObjectFreeze({
-    tokens: group("tokens", ["create", "get", "list", "update", "delete", "search"]),
-    tokenize: rpc("tokenize"),
-    detokenize: rpc("detokenize"),
-  });
+  return {
+    svc: ObjectFreeze({
+      tokens: group("tokens", ["create", "get", "list", "update", "delete", "search"]),
+      tokenize: rpc("tokenize"),
+      detokenize: rpc("detokenize"),
+    }),
+    bt: ObjectFreeze({
+      tokens: group("bt.tokens", ["retrieve", "create", "update", "delete", "list", "search"]),
+      tokenize: rpc("bt.tokenize"),
+      detokenize: rpc("bt.detokenize"),
+    }),
+  };
 }
 
 function captureConsole(invocationOf) {
@@ -345,6 +367,9 @@ async function load({ code, modules, packages }) {
   for (const name of modules) {
     if (name === "@tessera/reactor" || name === "@basis-theory/basis-theory-reactor-formulas-sdk-js") {
       call(mapSet, preloaded, name, reactorErrors);
+    } else if (name === "process" || name === "node:process") {
+      // The very object the shim passes as `process`, as under Node.
+      call(mapSet, preloaded, name, process);
     } else if (ObjectHasOwn(packages, name)) {
       let loaded;
       try {
@@ -375,9 +400,6 @@ async function load({ code, modules, packages }) {
     ["module", module],
     ["__filename", "/reactor.js"],
     ["__dirname", "/"],
-    ["Buffer", Buffer],
-    ["process", process],
-    ["global", globalThis],
   ];
   const names = [];
   const values = [];
@@ -402,7 +424,8 @@ let current;
 async function invoke({ invocation, args, configuration, svc }) {
   current = invocation;
   try {
-    const result = await exported({ args, configuration, svc: svc ? serviceStub(invocation) : null });
+    const stubs = svc ? serviceStubs(invocation) : { svc: null, bt: null };
+    const result = await exported({ args, configuration, svc: stubs.svc, bt: stubs.bt });
     if (result !== undefined && (result === null || typeof result !== "object" || ArrayIsArray(result))) {
       throw new ErrorCtor("The reactor must return an object such as { raw } or { tokenize }");
     }

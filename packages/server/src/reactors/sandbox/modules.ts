@@ -7,6 +7,7 @@ export const BUILTIN_MODULES = [
   "events",
   "http",
   "https",
+  "process",
   "querystring",
   "stream",
   "url",

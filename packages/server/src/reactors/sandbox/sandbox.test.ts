@@ -2,7 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { lookup } from "node:dns/promises";
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -338,6 +338,75 @@ describe.skipIf(ONCE)("reactor sandbox", () => {
       expect(await (await fetch(`http://${host}/`)).text(), host).toBe("internal");
     }
     expect(targetHits).toBe(answering.length);
+  });
+
+  it("sends Node's http and https requests through the network permission fetch goes through", async () => {
+    // Node 16 code written for Basis Theory calls processors with require("https"): the same walls hold.
+    const code = `${NETWORK_PROBE}
+      const http = require("http");
+      const https = require("https");
+      const call = (module, url) => new Promise((resolve, reject) => {
+        const request = module.request(url, { method: "POST", timeout: 3000 }, (response) => {
+          response.resume();
+          response.on("end", () => resolve("reached " + response.statusCode));
+        });
+        request.on("timeout", () => request.destroy(new Error("timed out")));
+        request.on("error", reject);
+        request.end("{}");
+      });
+      module.exports = async ({ args }) => {
+        const outcomes = {};
+        for (const [name, url] of Object.entries(args)) {
+          outcomes[name] = await attempt(() => call(name.startsWith("https") ? https : http, url));
+        }
+        return { raw: outcomes };
+      };`;
+    const loopback = `127.0.0.1:${targetPort}`;
+    const before = targetHits;
+    const refused = await pool.invoke(
+      reactor(code, ["http", "https"]),
+      invocation({
+        http: `http://${loopback}/`,
+        https: `https://${loopback}/`,
+        https_metadata: "https://169.254.169.254/latest/meta-data/",
+        https_private: "https://10.0.0.1/",
+      }),
+    );
+    expect(raw(refused)).toEqual({
+      http: `refused ${loopback}`,
+      https: `refused ${loopback}`,
+      https_metadata: "refused 169.254.169.254:443",
+      https_private: "refused 10.0.0.1:443",
+    });
+    expect(targetHits).toBe(before);
+
+    // With a test-only allowance (as TESSERA_REACTOR_EGRESS allows a host), both reach their target: http gets its
+    // answer, https its TCP connection (this target speaks no TLS, so the handshake fails once it has arrived).
+    let connections = 0;
+    const tls = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => tls.listen(0, "127.0.0.1", resolve));
+    const tlsHost = `127.0.0.1:${(tls.address() as AddressInfo).port}`;
+    const worker = await ReactorWorker.start(
+      { ...limits, allowNet: `${loopback},${tlsHost}`, denyNet: ["10.0.0.0/8"] },
+      code,
+      ["http", "https"],
+    );
+    try {
+      const allowed = await worker.invoke(
+        invocation({ http: `http://${loopback}/`, https: `https://${tlsHost}/` }, { timeoutMs: 10_000 }),
+      );
+      const result = raw(allowed) as Record<string, string>;
+      expect(result.http).toBe("reached 200");
+      expect(result.https).not.toMatch(/^refused/);
+      expect(targetHits).toBe(before + 1);
+      expect(connections).toBe(1);
+    } finally {
+      worker.kill();
+      await new Promise((resolve) => tls.close(resolve));
+    }
   });
 
   it("refuses every special-purpose IPv4 and IPv6 range before a packet leaves, and IPv6 altogether", async () => {

@@ -461,13 +461,22 @@ function exitReason(code: number | null, signal: NodeJS.Signals | null): string 
   return `the reactor's worker exited with status ${code}`;
 }
 
-function rpcError(error: unknown): { message: string; status?: number; errors?: unknown } {
+function rpcError(error: unknown): {
+  message: string;
+  name?: string;
+  status?: number;
+  errors?: unknown;
+  data?: unknown;
+} {
   if (typeof error === "object" && error !== null) {
-    const { message, status, errors } = error as { message?: unknown; status?: unknown; errors?: unknown };
+    const { message, name, status, errors, data } = error as Record<string, unknown>;
     return {
       message: typeof message === "string" ? message : "the call failed",
+      // `bt` calls fail as basis-theory-js's BasisTheoryApiError (bt-client.ts); other errors keep Error's name.
+      ...(name === "BasisTheoryApiError" && { name }),
       ...(typeof status === "number" && { status }),
       ...(errors !== undefined && { errors }),
+      ...(data !== undefined && { data }),
     };
   }
   return { message: "the call failed" };
