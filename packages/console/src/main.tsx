@@ -3,7 +3,8 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { App } from "./app";
 import { SessionProvider } from "./session";
-import "./styles.css";
+import "./styles/base.css";
+import "./styles/components.css";
 
 const queries = new QueryClient({
   defaultOptions: {

@@ -1,6 +1,9 @@
 import type { ApplicationType, Permission, TokenPermission, Transform } from "@tessera/sdk";
 
-/** What each permission lets a key do, as the rule editor and the explainer describe it. */
+/**
+ * What each permission lets a key do, as the rule editor and the explainer describe it; its keys are the
+ * permissions, in the server's order (test/catalogs.test.ts holds them equal).
+ */
 export const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   "token:create": "Create tokens (POST /tokens, /tokenize) in the rule's containers.",
   "token:read": "Read tokens by id, list them and detokenize; data shown through the rule's transform.",
@@ -23,20 +26,19 @@ export const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   "log:read": "Read the audit log.",
 };
 
-export const TOKEN_PERMISSIONS: readonly TokenPermission[] = [
-  "token:create",
-  "token:read",
-  "token:update",
-  "token:delete",
-  "token:search",
-  "token:use",
-];
+const PERMISSIONS = Object.keys(PERMISSION_DESCRIPTIONS) as Permission[];
+
+export function isTokenPermission(permission: Permission): permission is TokenPermission {
+  return permission.startsWith("token:");
+}
+
+export const TOKEN_PERMISSIONS: readonly TokenPermission[] = PERMISSIONS.filter(isTokenPermission);
 
 /** Which permissions each type may hold (DESIGN §6): the server refuses any other with a 400. */
 export const PERMISSIONS_OF: Record<ApplicationType, readonly Permission[]> = {
   public: ["token:create", "token:update"],
   private: TOKEN_PERMISSIONS,
-  management: (Object.keys(PERMISSION_DESCRIPTIONS) as Permission[]).filter((p) => !p.startsWith("token:")),
+  management: PERMISSIONS.filter((p) => !isTokenPermission(p)),
 };
 
 export const TRANSFORM_DESCRIPTIONS: Record<Transform, string> = {

@@ -2,6 +2,7 @@ import { useState, type FormEvent, type ReactNode } from "react";
 import { Link } from "wouter";
 import type { DataKey } from "../session";
 import { useSession, useSessionApi } from "../session";
+import { KeyInput } from "./ui";
 
 /**
  * Management keys hold no token permission (DESIGN §6), so the token pages and reactor invocations act with a
@@ -55,14 +56,7 @@ export function DataKeyGate({
       </p>
       <form onSubmit={submit} className="inline-form">
         <label htmlFor="data-key">Private key</label>
-        <input
-          id="data-key"
-          type="password"
-          autoComplete="off"
-          spellCheck={false}
-          value={key}
-          onChange={(event) => setKey(event.target.value)}
-        />
+        <KeyInput id="data-key" value={key} onChange={(event) => setKey(event.target.value)} />
         <button type="submit" disabled={key.trim() === ""}>
           Use this key
         </button>

@@ -17,7 +17,7 @@ import {
 } from "@dnd-kit/sortable";
 import { CSS } from "@dnd-kit/utilities";
 import type { AccessRule, Condition, TokenPermission, Transform } from "@tessera/sdk";
-import { PERMISSION_DESCRIPTIONS, TRANSFORM_DESCRIPTIONS } from "../permissions";
+import { isTokenPermission, PERMISSION_DESCRIPTIONS, TRANSFORM_DESCRIPTIONS } from "../permissions";
 import { Field } from "./ui";
 
 export interface RuleDraft {
@@ -56,7 +56,7 @@ export function ruleDrafts(rules: readonly AccessRule[]): RuleDraft[] {
       container: rule.container ?? "",
       conditions: rule.conditions ?? [],
       transform: rule.transform,
-      permissions: rule.permissions.filter((p): p is TokenPermission => p.startsWith("token:")),
+      permissions: rule.permissions.filter(isTokenPermission),
     }));
 }
 

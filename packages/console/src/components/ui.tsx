@@ -1,5 +1,13 @@
-import { TesseraError } from "@tessera/sdk";
-import { useEffect, useId, useRef, useState, type ReactNode } from "react";
+import { TesseraError, type Page, type Pagination } from "@tessera/sdk";
+import {
+  useEffect,
+  useId,
+  useRef,
+  useState,
+  type InputHTMLAttributes,
+  type ReactNode,
+  type TextareaHTMLAttributes,
+} from "react";
 import { describeError } from "../api";
 
 /** A page's heading; focused when the page opens, so that screen readers announce where the operator is. */
@@ -74,6 +82,106 @@ export function Field({
       )}
     </div>
   );
+}
+
+/** What a Field around one control holds: its label, hint and errors, and the control's text. */
+interface FieldOf<T extends string> {
+  label: string;
+  hint?: ReactNode;
+  errors?: readonly string[] | undefined;
+  value: T;
+  onChange: (value: T) => void;
+}
+
+type Own = "id" | "value" | "onChange";
+
+/** An <input> in a Field; attributes other than the Field's go to the input. */
+export function TextField({
+  label,
+  hint,
+  errors,
+  value,
+  onChange,
+  ...input
+}: FieldOf<string> & Omit<InputHTMLAttributes<HTMLInputElement>, Own>) {
+  return (
+    <Field label={label} hint={hint} errors={errors}>
+      {(props) => (
+        <input {...input} {...props} value={value} onChange={(event) => onChange(event.target.value)} />
+      )}
+    </Field>
+  );
+}
+
+/** A <textarea> in a Field, not spell-checked (it holds data, JSON or queries, not prose). */
+export function TextAreaField({
+  label,
+  hint,
+  errors,
+  value,
+  onChange,
+  ...textarea
+}: FieldOf<string> & Omit<TextareaHTMLAttributes<HTMLTextAreaElement>, Own | "spellCheck">) {
+  return (
+    <Field label={label} hint={hint} errors={errors}>
+      {(props) => (
+        <textarea
+          {...textarea}
+          {...props}
+          spellCheck={false}
+          value={value}
+          onChange={(event) => onChange(event.target.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+/**
+ * A <select> in a Field of a closed list of names, each its own label. `none` labels a first choice whose value is
+ * "", for a value that may be empty.
+ */
+export function ChoiceField<T extends string>({
+  label,
+  hint,
+  errors,
+  value,
+  onChange,
+  choices,
+  none,
+}: FieldOf<T> & { choices: readonly T[]; none?: "" extends T ? string : never }) {
+  return (
+    <Field label={label} hint={hint} errors={errors}>
+      {(props) => (
+        <select {...props} value={value} onChange={(event) => onChange(event.target.value as T)}>
+          {none !== undefined && <option value="">{none}</option>}
+          {choices.map((choice) => (
+            <option key={choice} value={choice}>
+              {choice}
+            </option>
+          ))}
+        </select>
+      )}
+    </Field>
+  );
+}
+
+/**
+ * The input of an API key: masked, without autocomplete, and without spell-checking, since a browser's
+ * spell-checker may send what it reads to a service.
+ */
+export function KeyInput(
+  props: Omit<InputHTMLAttributes<HTMLInputElement>, "type" | "autoComplete" | "spellCheck">,
+) {
+  return <input {...props} type="password" autoComplete="off" spellCheck={false} />;
+}
+
+/** "a, b,, c" → ["a", "b", "c"]: a comma-separated field as a list. */
+export function commaList(text: string): string[] {
+  return text
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item !== "");
 }
 
 /**
@@ -169,13 +277,11 @@ export function SecretReveal({
 
 export function Pager({
   page,
-  totalPages,
-  totalItems,
+  pagination,
   onPage,
 }: {
   page: number;
-  totalPages: number;
-  totalItems: number;
+  pagination: Pagination;
   onPage: (page: number) => void;
 }) {
   return (
@@ -184,9 +290,9 @@ export function Pager({
         Previous
       </button>
       <span>
-        Page {page} of {Math.max(totalPages, 1)} · {totalItems} in all
+        Page {page} of {Math.max(pagination.totalPages, 1)} · {pagination.totalItems} in all
       </span>
-      <button type="button" disabled={page >= totalPages} onClick={() => onPage(page + 1)}>
+      <button type="button" disabled={page >= pagination.totalPages} onClick={() => onPage(page + 1)}>
         Next
       </button>
     </nav>
@@ -199,13 +305,81 @@ export function formatTime(iso: string | undefined): string {
 }
 
 /**
- * A table that may scroll sideways on a narrow screen: a focusable, labelled region, so that keyboard users can
- * scroll it too (WCAG 2.1.1).
+ * A table under a row of column headings, in a region that may scroll sideways on a narrow screen: focusable and
+ * labelled, so that keyboard users can scroll it too (WCAG 2.1.1). The caption is for assistive technology unless
+ * `showCaption`.
  */
-export function TableWrap({ label, children }: { label: string; children: ReactNode }) {
+export function DataTable({
+  label,
+  caption,
+  showCaption = false,
+  columns,
+  children,
+}: {
+  label: string;
+  caption: ReactNode;
+  showCaption?: boolean;
+  columns: readonly string[];
+  children: ReactNode;
+}) {
   return (
     <div className="table-wrap" role="region" aria-label={label} tabIndex={0}>
-      {children}
+      <table>
+        <caption className={showCaption ? undefined : "visually-hidden"}>{caption}</caption>
+        <thead>
+          <tr>
+            {columns.map((column) => (
+              <th key={column} scope="col">
+                {column}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
     </div>
   );
+}
+
+/**
+ * A list page's table: the problem a query met, or its page of rows (`row` gives each its <tr> with a key) above a
+ * pager. With `empty`, a page without rows says so instead of showing an empty table.
+ */
+export function PagedTable<T>({
+  query,
+  page,
+  onPage,
+  row,
+  empty,
+  ...table
+}: {
+  query: { readonly error: unknown; readonly data: Page<T> | undefined };
+  page: number;
+  onPage: (page: number) => void;
+  row: (item: T) => ReactNode;
+  empty?: string;
+  label: string;
+  caption: string;
+  columns: readonly string[];
+}) {
+  return (
+    <>
+      <Problem error={query.error} />
+      {query.data !== undefined && (
+        <>
+          {empty !== undefined && query.data.data.length === 0 ? (
+            <p role="status">{empty}</p>
+          ) : (
+            <DataTable {...table}>{query.data.data.map((item) => row(item))}</DataTable>
+          )}
+          <Pager page={page} pagination={query.data.pagination} onPage={onPage} />
+        </>
+      )}
+    </>
+  );
+}
+
+/** A query not answered yet: a status while it runs, then the problem it met. */
+export function Pending({ query }: { query: { readonly isPending: boolean; readonly error: unknown } }) {
+  return query.isPending ? <p role="status">Loading…</p> : <Problem error={query.error} />;
 }

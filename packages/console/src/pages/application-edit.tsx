@@ -1,36 +1,29 @@
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import type {
-  Application,
-  ApplicationType,
-  ApplicationWithKey,
-  Permission,
-  TokenPermission,
-} from "@tessera/sdk";
+import { useMutation, useQueryClient } from "@tanstack/react-query";
+import type { Application, ApplicationType, ApplicationWithKey, Permission } from "@tessera/sdk";
 import { useState, type FormEvent } from "react";
 import { Link, useLocation } from "wouter";
 import { fieldErrors } from "../api";
 import { RuleEditor, ruleDrafts, rulesOf, type RuleDraft } from "../components/rule-editor";
-import { ConfirmButton, Field, formatTime, PageTitle, Problem, SecretReveal } from "../components/ui";
-import { PERMISSION_DESCRIPTIONS, PERMISSIONS_OF } from "../permissions";
+import { EditPage } from "../components/queries";
+import {
+  ConfirmButton,
+  Field,
+  formatTime,
+  PageTitle,
+  Problem,
+  SecretReveal,
+  TextField,
+} from "../components/ui";
+import { isTokenPermission, PERMISSION_DESCRIPTIONS, PERMISSIONS_OF } from "../permissions";
 import { useSession, useSessionApi } from "../session";
 
 export function ApplicationEdit({ id }: { id?: string }) {
   const { client } = useSession();
-  const existing = useQuery({
-    queryKey: ["application", id],
-    queryFn: () => client.applications.get(id ?? ""),
-    enabled: id !== undefined,
-  });
-  if (id !== undefined && existing.data === undefined) {
-    return (
-      <>
-        <PageTitle>Application</PageTitle>
-        {existing.isPending ? <p role="status">Loading…</p> : <Problem error={existing.error} />}
-      </>
-    );
-  }
-  // Keyed by the loaded Application, so that the form starts from it (and again after a save).
-  return <ApplicationForm key={existing.data?.modifiedAt ?? id ?? "new"} application={existing.data} />;
+  return (
+    <EditPage title="Application" queryKey="application" id={id} load={(i) => client.applications.get(i)}>
+      {(application, formKey) => <ApplicationForm key={formKey} application={application} />}
+    </EditPage>
+  );
 }
 
 function ApplicationForm({ application }: { application: Application | undefined }) {
@@ -49,7 +42,7 @@ function ApplicationForm({ application }: { application: Application | undefined
   const [saved, setSaved] = useState<string | undefined>(undefined);
 
   const allowed = PERMISSIONS_OF[type];
-  const tokenPermissions = allowed.filter((p): p is TokenPermission => p.startsWith("token:"));
+  const tokenPermissions = allowed.filter(isTokenPermission);
 
   const save = useMutation({
     mutationFn: async () => {
@@ -143,11 +136,7 @@ function ApplicationForm({ application }: { application: Application | undefined
         </p>
       )}
       <form onSubmit={submit} noValidate>
-        <Field label="Name" errors={errors.name}>
-          {(props) => (
-            <input {...props} required value={name} onChange={(event) => setName(event.target.value)} />
-          )}
-        </Field>
+        <TextField label="Name" errors={errors.name} required value={name} onChange={setName} />
         {application === undefined && (
           <Field label="Type" hint="Fixed once created." errors={errors.type}>
             {(props) => (
@@ -194,20 +183,14 @@ function ApplicationForm({ application }: { application: Application | undefined
           <RuleEditor rules={rules} onChange={setRules} allowed={tokenPermissions} errors={errors} />
         )}
         {application === undefined && (
-          <Field
+          <TextField
             label="Expires at (optional)"
             hint="The key stops working then and the Application is deleted. It can be set only when creating."
             errors={errors.expires_at}
-          >
-            {(props) => (
-              <input
-                {...props}
-                type="datetime-local"
-                value={expiresAt}
-                onChange={(event) => setExpiresAt(event.target.value)}
-              />
-            )}
-          </Field>
+            type="datetime-local"
+            value={expiresAt}
+            onChange={setExpiresAt}
+          />
         )}
         {save.error !== null && <Problem error={save.error} />}
         <p role="status">{saved}</p>

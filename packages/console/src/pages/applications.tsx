@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "wouter";
-import { formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
+import { formatTime, PagedTable, PageTitle } from "../components/ui";
 import { useSession } from "../session";
 
 export function Applications() {
@@ -18,46 +18,26 @@ export function Applications() {
         Each Application is one API key and what it may do: its permissions, and access rules that scope token
         permissions to containers. <Link href="/applications/new">Create an Application</Link>
       </p>
-      <Problem error={list.error} />
-      {list.data !== undefined && (
-        <>
-          <TableWrap label="Applications">
-            <table>
-              <caption className="visually-hidden">Applications of this tenant</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Permissions</th>
-                  <th scope="col">Rules</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((app) => (
-                  <tr key={app.id}>
-                    <td>
-                      <Link href={`/applications/${app.id}`}>{app.name}</Link>
-                    </td>
-                    <td>{app.type}</td>
-                    <td>{app.permissions.join(", ") || "—"}</td>
-                    <td>{app.rules.length}</td>
-                    <td>{formatTime(app.expiresAt)}</td>
-                    <td>{formatTime(app.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager
-            page={page}
-            totalPages={list.data.pagination.totalPages}
-            totalItems={list.data.pagination.totalItems}
-            onPage={setPage}
-          />
-        </>
-      )}
+      <PagedTable
+        label="Applications"
+        caption="Applications of this tenant"
+        columns={["Name", "Type", "Permissions", "Rules", "Expires", "Created"]}
+        query={list}
+        page={page}
+        onPage={setPage}
+        row={(app) => (
+          <tr key={app.id}>
+            <td>
+              <Link href={`/applications/${app.id}`}>{app.name}</Link>
+            </td>
+            <td>{app.type}</td>
+            <td>{app.permissions.join(", ") || "—"}</td>
+            <td>{app.rules.length}</td>
+            <td>{formatTime(app.expiresAt)}</td>
+            <td>{formatTime(app.createdAt)}</td>
+          </tr>
+        )}
+      />
     </>
   );
 }

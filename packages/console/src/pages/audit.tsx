@@ -1,33 +1,10 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import type { AuditEntry, ListLogsInput } from "@tessera/sdk";
 import { useMemo, useState, type FormEvent } from "react";
-import { Field, formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
+import { AUDIT_ACTIONS, type AuditAction } from "../catalogs";
+import { useApplications } from "../components/queries";
+import { ChoiceField, Field, formatTime, PagedTable, PageTitle, TextField } from "../components/ui";
 import { useSession } from "../session";
-
-type Action = NonNullable<ListLogsInput["action"]>;
-
-const ACTIONS: readonly Action[] = [
-  "token.create",
-  "token.read",
-  "token.list",
-  "token.update",
-  "token.delete",
-  "token.search",
-  "token.detokenize",
-  "token.explain",
-  "reactor.create",
-  "reactor.update",
-  "reactor.delete",
-  "reactor.react",
-  "reactor.react_async",
-  "application.create",
-  "application.update",
-  "application.regenerate_key",
-  "application.delete",
-  "tenant.create",
-  "tenant.rotate_data_key",
-  "webhook.rotate_secret",
-];
 
 interface Filters {
   readonly start: string;
@@ -56,7 +33,7 @@ export function Audit() {
       ...(start !== undefined && { startDate: start }),
       ...(end !== undefined && { endDate: end }),
       ...(filters.actor.trim() !== "" && { actorId: filters.actor.trim() }),
-      ...(filters.action !== "" && { action: filters.action as Action }),
+      ...(filters.action !== "" && { action: filters.action as AuditAction }),
       ...(filters.token.trim() !== "" && { entityType: "token", entityId: filters.token.trim() }),
     };
   }, [filters, page]);
@@ -65,10 +42,7 @@ export function Audit() {
     queryFn: () => client.logs.list(input),
     placeholderData: keepPreviousData,
   });
-  const applications = useQuery({
-    queryKey: ["applications", "all"],
-    queryFn: () => client.applications.list({ size: 100 }),
-  });
+  const applications = useApplications();
   const names = new Map((applications.data?.data ?? []).map((app) => [app.id, app.name]));
 
   function submit(event: FormEvent) {
@@ -82,26 +56,18 @@ export function Audit() {
     <>
       <PageTitle>Audit log</PageTitle>
       <form onSubmit={submit} className="filters">
-        <Field label="From">
-          {(props) => (
-            <input
-              {...props}
-              type="datetime-local"
-              value={draft.start}
-              onChange={(e) => set({ start: e.target.value })}
-            />
-          )}
-        </Field>
-        <Field label="Until (exclusive)">
-          {(props) => (
-            <input
-              {...props}
-              type="datetime-local"
-              value={draft.end}
-              onChange={(e) => set({ end: e.target.value })}
-            />
-          )}
-        </Field>
+        <TextField
+          label="From"
+          type="datetime-local"
+          value={draft.start}
+          onChange={(start) => set({ start })}
+        />
+        <TextField
+          label="Until (exclusive)"
+          type="datetime-local"
+          value={draft.end}
+          onChange={(end) => set({ end })}
+        />
         <Field label="Actor (Application)">
           {(props) => (
             <select {...props} value={draft.actor} onChange={(e) => set({ actor: e.target.value })}>
@@ -114,26 +80,19 @@ export function Audit() {
             </select>
           )}
         </Field>
-        <Field label="Action">
-          {(props) => (
-            <select {...props} value={draft.action} onChange={(e) => set({ action: e.target.value })}>
-              <option value="">Any</option>
-              {ACTIONS.map((action) => (
-                <option key={action}>{action}</option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field label="Token id">
-          {(props) => (
-            <input
-              {...props}
-              spellCheck={false}
-              value={draft.token}
-              onChange={(e) => set({ token: e.target.value })}
-            />
-          )}
-        </Field>
+        <ChoiceField<string>
+          label="Action"
+          none="Any"
+          choices={AUDIT_ACTIONS}
+          value={draft.action}
+          onChange={(action) => set({ action })}
+        />
+        <TextField
+          label="Token id"
+          spellCheck={false}
+          value={draft.token}
+          onChange={(token) => set({ token })}
+        />
         <div className="actions">
           <button type="submit" className="primary">
             Filter
@@ -150,38 +109,15 @@ export function Audit() {
           </button>
         </div>
       </form>
-      <Problem error={logs.error} />
-      {logs.data !== undefined && (
-        <>
-          <TableWrap label="Audit entries">
-            <table>
-              <caption className="visually-hidden">Audit entries, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Actor</th>
-                  <th scope="col">Entity</th>
-                  <th scope="col">Rule</th>
-                  <th scope="col">Details</th>
-                  <th scope="col">Chain</th>
-                </tr>
-              </thead>
-              <tbody>
-                {logs.data.data.map((entry) => (
-                  <Row key={entry.id} entry={entry} names={names} />
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager
-            page={page}
-            totalPages={logs.data.pagination.totalPages}
-            totalItems={logs.data.pagination.totalItems}
-            onPage={setPage}
-          />
-        </>
-      )}
+      <PagedTable
+        label="Audit entries"
+        caption="Audit entries, newest first"
+        columns={["When", "Action", "Actor", "Entity", "Rule", "Details", "Chain"]}
+        query={logs}
+        page={page}
+        onPage={setPage}
+        row={(entry) => <Row key={entry.id} entry={entry} names={names} />}
+      />
       <section aria-labelledby="chain-title" className="chain">
         <h2 id="chain-title">Chain verification</h2>
         <p>

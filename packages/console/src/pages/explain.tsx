@@ -1,9 +1,10 @@
-import { useMutation, useQuery } from "@tanstack/react-query";
+import { useMutation } from "@tanstack/react-query";
 import type { AccessExplanation, Application, TokenPermission } from "@tessera/sdk";
 import { useState, type FormEvent } from "react";
 import { Link, useSearch } from "wouter";
 import { fieldErrors } from "../api";
-import { Field, PageTitle, Problem } from "../components/ui";
+import { useApplications } from "../components/queries";
+import { ChoiceField, commaList, Field, PageTitle, Problem, TextField } from "../components/ui";
 import { PERMISSION_DESCRIPTIONS, TOKEN_PERMISSIONS } from "../permissions";
 import { useSession } from "../session";
 
@@ -27,6 +28,11 @@ function sentence(explanation: AccessExplanation): string {
   return `${explanation.permission} allowed by ${ruleName(rule)}: ${explanation.transform ?? rule.transform}.`;
 }
 
+const SUBJECTS = [
+  ["token", "a token"],
+  ["containers", "a token in containers"],
+] as const;
+
 export function Explain() {
   const { client } = useSession();
   const params = new URLSearchParams(useSearch());
@@ -40,23 +46,13 @@ export function Explain() {
   const [tokenId, setTokenId] = useState(params.get("token") ?? "");
   const [containers, setContainers] = useState(params.get("containers") ?? "/");
 
-  const applications = useQuery({
-    queryKey: ["applications", "all"],
-    queryFn: () => client.applications.list({ size: 100 }),
-  });
+  const applications = useApplications();
   const explain = useMutation({
     mutationFn: () =>
       client.access.explain({
         applicationId,
         permission,
-        ...(subject === "token"
-          ? { tokenId: tokenId.trim() }
-          : {
-              containers: containers
-                .split(",")
-                .map((c) => c.trim())
-                .filter((c) => c !== ""),
-            }),
+        ...(subject === "token" ? { tokenId: tokenId.trim() } : { containers: commaList(containers) }),
       }),
   });
   const errors = fieldErrors(explain.error);
@@ -99,55 +95,38 @@ export function Explain() {
             </select>
           )}
         </Field>
-        <Field label="Permission" hint={PERMISSION_DESCRIPTIONS[permission]} errors={errors.permission}>
-          {(props) => (
-            <select
-              {...props}
-              value={permission}
-              onChange={(event) => setPermission(event.target.value as TokenPermission)}
-            >
-              {TOKEN_PERMISSIONS.map((p) => (
-                <option key={p} value={p}>
-                  {p}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <ChoiceField
+          label="Permission"
+          hint={PERMISSION_DESCRIPTIONS[permission]}
+          errors={errors.permission}
+          choices={TOKEN_PERMISSIONS}
+          value={permission}
+          onChange={setPermission}
+        />
         <fieldset className="inline">
           <legend>For</legend>
-          <label className="check">
-            <input
-              type="radio"
-              name="subject"
-              checked={subject === "token"}
-              onChange={() => setSubject("token")}
-            />
-            a token
-          </label>
-          <label className="check">
-            <input
-              type="radio"
-              name="subject"
-              checked={subject === "containers"}
-              onChange={() => setSubject("containers")}
-            />
-            a token in containers
-          </label>
+          {SUBJECTS.map(([value, label]) => (
+            <label key={value} className="check">
+              <input
+                type="radio"
+                name="subject"
+                checked={subject === value}
+                onChange={() => setSubject(value)}
+              />
+              {label}
+            </label>
+          ))}
         </fieldset>
         {subject === "token" ? (
-          <Field label="Token id" errors={errors.token_id}>
-            {(props) => (
-              <input
-                {...props}
-                spellCheck={false}
-                value={tokenId}
-                onChange={(event) => setTokenId(event.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Token id"
+            errors={errors.token_id}
+            spellCheck={false}
+            value={tokenId}
+            onChange={setTokenId}
+          />
         ) : (
-          <Field
+          <TextField
             label="Containers"
             hint="Comma-separated, like /pci/high/, /pii/"
             errors={[
@@ -156,16 +135,10 @@ export function Explain() {
                 .filter(([field]) => field.startsWith("containers["))
                 .flatMap(([field, messages]) => messages.map((m) => `${field}: ${m}`)),
             ]}
-          >
-            {(props) => (
-              <input
-                {...props}
-                spellCheck={false}
-                value={containers}
-                onChange={(event) => setContainers(event.target.value)}
-              />
-            )}
-          </Field>
+            spellCheck={false}
+            value={containers}
+            onChange={setContainers}
+          />
         )}
         <button type="submit" className="primary" disabled={applicationId === "" || explain.isPending}>
           Explain

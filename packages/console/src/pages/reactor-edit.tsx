@@ -5,7 +5,17 @@ import { Link, useLocation } from "wouter";
 import { fieldErrors } from "../api";
 import type { CodeEditorHandle, CodeMark } from "../components/code-editor";
 import { DataKeyGate } from "../components/data-key";
-import { ConfirmButton, Field, formatTime, PageTitle, Problem, TableWrap } from "../components/ui";
+import { EditPage, useApplications } from "../components/queries";
+import {
+  ConfirmButton,
+  DataTable,
+  Field,
+  formatTime,
+  PageTitle,
+  Problem,
+  TextAreaField,
+  TextField,
+} from "../components/ui";
 import type { DataKey } from "../session";
 import { useSession } from "../session";
 
@@ -28,28 +38,19 @@ export function codeMarks(messages: readonly string[] | undefined): CodeMark[] {
 
 export default function ReactorEdit({ id }: { id?: string }) {
   const { client } = useSession();
-  const existing = useQuery({
-    queryKey: ["reactor", id],
-    queryFn: () => client.reactors.get(id ?? ""),
-    enabled: id !== undefined,
-  });
-  if (id !== undefined && existing.data === undefined) {
-    return (
-      <>
-        <PageTitle>Reactor</PageTitle>
-        {existing.isPending ? <p role="status">Loading…</p> : <Problem error={existing.error} />}
-      </>
-    );
-  }
   return (
-    <>
-      <ReactorForm key={existing.data?.modifiedAt ?? id ?? "new"} reactor={existing.data} />
-      {existing.data !== undefined && (
-        <DataKeyGate purpose="invocations">
-          {(key) => <Invoke reactor={existing.data} dataKey={key} />}
-        </DataKeyGate>
+    <EditPage title="Reactor" queryKey="reactor" id={id} load={(i) => client.reactors.get(i)}>
+      {(reactor, formKey) => (
+        <>
+          <ReactorForm key={formKey} reactor={reactor} />
+          {reactor !== undefined && (
+            <DataKeyGate purpose="invocations">
+              {(key) => <Invoke reactor={reactor} dataKey={key} />}
+            </DataKeyGate>
+          )}
+        </>
       )}
-    </>
+    </EditPage>
   );
 }
 
@@ -72,10 +73,7 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
     Object.entries(reactor?.configuration ?? {}).map(([n, v], i) => ({ key: i, name: n, value: v })),
   );
   const [saved, setSaved] = useState<string | undefined>(undefined);
-  const applications = useQuery({
-    queryKey: ["applications", "all"],
-    queryFn: () => client.applications.list({ size: 100 }),
-  });
+  const applications = useApplications();
 
   const save = useMutation({
     mutationFn: async () => {
@@ -106,6 +104,8 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
   const errors = fieldErrors(save.error);
   const marks = useMemo(() => codeMarks(errors.code), [errors.code]);
   const configurationErrors = Object.entries(errors).filter(([field]) => field.startsWith("configuration"));
+  const change = (key: number, edit: Partial<Row>) =>
+    setRows(rows.map((r) => (r.key === key ? { ...r, ...edit } : r)));
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -124,9 +124,7 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
         </p>
       )}
       <form onSubmit={submit} noValidate>
-        <Field label="Name" errors={errors.name}>
-          {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
-        </Field>
+        <TextField label="Name" errors={errors.name} value={name} onChange={setName} />
         <div className="field">
           <span className="label" aria-hidden="true">
             Code
@@ -169,17 +167,13 @@ function ReactorForm({ reactor }: { reactor: Reactor | undefined }) {
                 aria-label={`Configuration ${i + 1} name`}
                 value={row.name}
                 spellCheck={false}
-                onChange={(event) =>
-                  setRows(rows.map((r) => (r.key === row.key ? { ...r, name: event.target.value } : r)))
-                }
+                onChange={(event) => change(row.key, { name: event.target.value })}
               />
               <input
                 aria-label={`Configuration ${i + 1} value`}
                 value={row.value}
                 spellCheck={false}
-                onChange={(event) =>
-                  setRows(rows.map((r) => (r.key === row.key ? { ...r, value: event.target.value } : r)))
-                }
+                onChange={(event) => change(row.key, { value: event.target.value })}
               />
               <button type="button" onClick={() => setRows(rows.filter((r) => r.key !== row.key))}>
                 Remove {row.name === "" ? `row ${i + 1}` : row.name}
@@ -289,49 +283,33 @@ function Invoke({ reactor, dataKey }: { reactor: Reactor; dataKey: DataKey }) {
     <section aria-labelledby="invoke-title">
       <h2 id="invoke-title">Invoke</h2>
       <form onSubmit={submit}>
-        <Field
+        <TextAreaField
           label="Arguments (JSON)"
           hint="{{ token_id }} anywhere in them is replaced by the token's data on the server, if the key may use it."
           errors={[...(invalid === undefined ? [] : [invalid]), ...(fieldErrors(react.error).args ?? [])]}
-        >
-          {(props) => (
-            <textarea
-              {...props}
-              className="json"
-              rows={4}
-              spellCheck={false}
-              value={args}
-              onChange={(event) => setArgs(event.target.value)}
-            />
-          )}
-        </Field>
-        <Field
+          className="json"
+          rows={4}
+          value={args}
+          onChange={setArgs}
+        />
+        <TextField
           label="Callback URL (optional: invoke asynchronously)"
           hint="The outcome is POSTed there as a signed webhook; the invocation is listed below."
           errors={fieldErrors(react.error).callback_url}
-        >
-          {(props) => (
-            <input
-              {...props}
-              type="url"
-              value={callbackUrl}
-              onChange={(event) => setCallbackUrl(event.target.value)}
-            />
-          )}
-        </Field>
+          type="url"
+          value={callbackUrl}
+          onChange={setCallbackUrl}
+        />
         {callbackUrl.trim() !== "" && (
-          <Field label="Timeout (ms)" errors={fieldErrors(react.error).timeout_ms}>
-            {(props) => (
-              <input
-                {...props}
-                type="number"
-                min={10000}
-                max={210000}
-                value={timeoutMs}
-                onChange={(event) => setTimeoutMs(event.target.value)}
-              />
-            )}
-          </Field>
+          <TextField
+            label="Timeout (ms)"
+            errors={fieldErrors(react.error).timeout_ms}
+            type="number"
+            min={10000}
+            max={210000}
+            value={timeoutMs}
+            onChange={setTimeoutMs}
+          />
         )}
         <button type="submit" className="primary" disabled={react.isPending}>
           Invoke
@@ -403,29 +381,21 @@ function InvocationView({ dataKey, reactorId, id }: { dataKey: DataKey; reactorI
             <pre>{JSON.stringify(data.result ?? data.response ?? data.error, null, 2)}</pre>
           )}
           {data.delivery !== undefined && (
-            <TableWrap label="Webhook delivery attempts">
-              <table>
-                <caption>Webhook delivery: {data.delivery.status}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Attempt</th>
-                    <th scope="col">At</th>
-                    <th scope="col">Answer</th>
-                    <th scope="col">Took</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.delivery.attempts.map((attempt) => (
-                    <tr key={attempt.attempt}>
-                      <td>{attempt.attempt}</td>
-                      <td>{formatTime(attempt.attemptedAt)}</td>
-                      <td>{attempt.responseStatus ?? attempt.error ?? "—"}</td>
-                      <td>{attempt.durationMs} ms</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
+            <DataTable
+              label="Webhook delivery attempts"
+              caption={`Webhook delivery: ${data.delivery.status}`}
+              showCaption
+              columns={["Attempt", "At", "Answer", "Took"]}
+            >
+              {data.delivery.attempts.map((attempt) => (
+                <tr key={attempt.attempt}>
+                  <td>{attempt.attempt}</td>
+                  <td>{formatTime(attempt.attemptedAt)}</td>
+                  <td>{attempt.responseStatus ?? attempt.error ?? "—"}</td>
+                  <td>{attempt.durationMs} ms</td>
+                </tr>
+              ))}
+            </DataTable>
           )}
         </>
       )}

@@ -1,7 +1,7 @@
 import { useQuery } from "@tanstack/react-query";
 import { useState } from "react";
 import { Link } from "wouter";
-import { formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
+import { formatTime, PagedTable, PageTitle } from "../components/ui";
 import { useSession } from "../session";
 
 export default function Reactors() {
@@ -30,42 +30,24 @@ export default function Reactors() {
           }}
         />
       </div>
-      <Problem error={list.error} />
-      {list.data !== undefined && (
-        <>
-          <TableWrap label="Reactors">
-            <table>
-              <caption className="visually-hidden">Reactors of this tenant</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Name</th>
-                  <th scope="col">Application</th>
-                  <th scope="col">Configuration</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {list.data.data.map((reactor) => (
-                  <tr key={reactor.id}>
-                    <td>
-                      <Link href={`/reactors/${reactor.id}`}>{reactor.name}</Link>
-                    </td>
-                    <td>{reactor.applicationId ?? "—"}</td>
-                    <td>{Object.keys(reactor.configuration ?? {}).join(", ") || "—"}</td>
-                    <td>{formatTime(reactor.createdAt)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
-          <Pager
-            page={page}
-            totalPages={list.data.pagination.totalPages}
-            totalItems={list.data.pagination.totalItems}
-            onPage={setPage}
-          />
-        </>
-      )}
+      <PagedTable
+        label="Reactors"
+        caption="Reactors of this tenant"
+        columns={["Name", "Application", "Configuration", "Created"]}
+        query={list}
+        page={page}
+        onPage={setPage}
+        row={(reactor) => (
+          <tr key={reactor.id}>
+            <td>
+              <Link href={`/reactors/${reactor.id}`}>{reactor.name}</Link>
+            </td>
+            <td>{reactor.applicationId ?? "—"}</td>
+            <td>{Object.keys(reactor.configuration ?? {}).join(", ") || "—"}</td>
+            <td>{formatTime(reactor.createdAt)}</td>
+          </tr>
+        )}
+      />
     </>
   );
 }

@@ -1,7 +1,7 @@
 import { useMutation, useQuery } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
 import { fieldErrors } from "../api";
-import { ConfirmButton, Field, formatTime, PageTitle, Problem, SecretReveal } from "../components/ui";
+import { ConfirmButton, formatTime, PageTitle, Problem, SecretReveal, TextField } from "../components/ui";
 import { useSession } from "../session";
 
 export function Settings() {
@@ -108,9 +108,12 @@ function Tenants() {
         whose key is shown once; sign in with it to administer that tenant.
       </p>
       <form onSubmit={submit} className="inline-form">
-        <Field label="New tenant's name" errors={fieldErrors(create.error).name}>
-          {(props) => <input {...props} value={name} onChange={(event) => setName(event.target.value)} />}
-        </Field>
+        <TextField
+          label="New tenant's name"
+          errors={fieldErrors(create.error).name}
+          value={name}
+          onChange={setName}
+        />
         <button type="submit" disabled={name.trim() === "" || create.isPending}>
           Create tenant
         </button>

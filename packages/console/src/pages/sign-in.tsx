@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { describeError } from "../api";
-import { PageTitle } from "../components/ui";
+import { KeyInput, PageTitle } from "../components/ui";
 import { useSessionApi } from "../session";
 
 export function SignIn() {
@@ -34,11 +34,8 @@ export function SignIn() {
       <form onSubmit={(event) => void submit(event)}>
         <div className="field">
           <label htmlFor="management-key">Management key</label>
-          <input
+          <KeyInput
             id="management-key"
-            type="password"
-            autoComplete="off"
-            spellCheck={false}
             required
             value={key}
             onChange={(event) => setKey(event.target.value)}

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useLocation } from "wouter";
 import { DataKeyGate } from "../components/data-key";
-import { ConfirmButton, formatTime, PageTitle, Problem } from "../components/ui";
+import { ConfirmButton, formatTime, PageTitle, Pending, Problem } from "../components/ui";
 import type { DataKey } from "../session";
 import { shownData } from "./tokens";
 
@@ -30,7 +30,7 @@ function Detail({ dataKey, id }: { dataKey: DataKey; id: string }) {
     dataKey.application === undefined ? "" : `&application=${dataKey.application.id}`
   }`;
   if (token.data === undefined) {
-    return token.isPending ? <p role="status">Loading…</p> : <Problem error={token.error} />;
+    return <Pending query={token} />;
   }
   const t = token.data;
   return (

@@ -4,19 +4,18 @@ import { useEffect, useRef, useState, type FormEvent } from "react";
 import { Link, useLocation } from "wouter";
 import { fieldErrors } from "../api";
 import { DataKeyGate } from "../components/data-key";
-import { Field, formatTime, PageTitle, Pager, Problem, TableWrap } from "../components/ui";
+import { TOKEN_TYPES } from "../catalogs";
+import {
+  ChoiceField,
+  commaList,
+  formatTime,
+  PagedTable,
+  PageTitle,
+  Problem,
+  TextAreaField,
+  TextField,
+} from "../components/ui";
 import type { DataKey } from "../session";
-
-const TYPES: readonly TokenType[] = [
-  "token",
-  "card",
-  "bank",
-  "card_number",
-  "social_security_number",
-  "employer_id_number",
-  "us_bank_account_number",
-  "us_bank_routing_number",
-];
 
 export function Tokens() {
   return (
@@ -141,39 +140,16 @@ function Search({ dataKey }: { dataKey: DataKey }) {
           Search
         </button>
       </form>
-      {problem === undefined && <Problem error={search.error} />}
-      {search.data !== undefined && problem === undefined && (
-        <>
-          <TokenTable tokens={search.data.data} />
-          <Pager
-            page={page}
-            totalPages={search.data.pagination.totalPages}
-            totalItems={search.data.pagination.totalItems}
-            onPage={setPage}
-          />
-        </>
-      )}
-    </section>
-  );
-}
-
-function TokenTable({ tokens }: { tokens: readonly Token[] }) {
-  if (tokens.length === 0) return <p role="status">No token matches.</p>;
-  return (
-    <TableWrap label="Tokens found">
-      <table>
-        <caption className="visually-hidden">Tokens found</caption>
-        <thead>
-          <tr>
-            <th scope="col">Id</th>
-            <th scope="col">Type</th>
-            <th scope="col">Data as shown</th>
-            <th scope="col">Containers</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {tokens.map((token) => (
+      {problem === undefined && (
+        <PagedTable
+          label="Tokens found"
+          caption="Tokens found"
+          columns={["Id", "Type", "Data as shown", "Containers", "Created"]}
+          empty="No token matches."
+          query={search}
+          page={page}
+          onPage={setPage}
+          row={(token) => (
             <tr key={token.id}>
               <td>
                 <Link href={`/tokens/${encodeURIComponent(token.id)}`}>
@@ -187,10 +163,10 @@ function TokenTable({ tokens }: { tokens: readonly Token[] }) {
               <td>{token.containers.join(", ")}</td>
               <td>{formatTime(token.createdAt)}</td>
             </tr>
-          ))}
-        </tbody>
-      </table>
-    </TableWrap>
+          )}
+        />
+      )}
+    </section>
   );
 }
 
@@ -208,10 +184,7 @@ function CreateToken({ dataKey }: { dataKey: DataKey }) {
         type,
         data: value,
         ...(containers.trim() !== "" && {
-          containers: containers
-            .split(",")
-            .map((c) => c.trim())
-            .filter((c) => c !== ""),
+          containers: commaList(containers),
         }),
         ...(mask.trim() !== "" && { mask: mask.trim() }),
       }),
@@ -242,58 +215,37 @@ function CreateToken({ dataKey }: { dataKey: DataKey }) {
     <section aria-labelledby="create-title">
       <h2 id="create-title">Create a token</h2>
       <form onSubmit={submit}>
-        <Field label="Type" errors={errors.type}>
-          {(props) => (
-            <select {...props} value={type} onChange={(event) => setType(event.target.value as TokenType)}>
-              {TYPES.map((t) => (
-                <option key={t}>{t}</option>
-              ))}
-            </select>
-          )}
-        </Field>
-        <Field
+        <ChoiceField
+          label="Type"
+          errors={errors.type}
+          choices={TOKEN_TYPES}
+          value={type}
+          onChange={setType}
+        />
+        <TextAreaField
           label="Data"
           hint='Text, or JSON for an object: {"number": "4242424242424242", "expiration_month": 12, "expiration_year": 2030}'
           errors={[...(errors.data ?? []), ...(invalid === undefined ? [] : [invalid])]}
-        >
-          {(props) => (
-            <textarea
-              {...props}
-              rows={2}
-              spellCheck={false}
-              value={data}
-              onChange={(event) => setData(event.target.value)}
-            />
-          )}
-        </Field>
-        <Field
+          rows={2}
+          value={data}
+          onChange={setData}
+        />
+        <TextField
           label="Containers (optional)"
           hint="Comma-separated; default the type's container."
           errors={errors.containers}
-        >
-          {(props) => (
-            <input
-              {...props}
-              spellCheck={false}
-              value={containers}
-              onChange={(event) => setContainers(event.target.value)}
-            />
-          )}
-        </Field>
-        <Field
+          spellCheck={false}
+          value={containers}
+          onChange={setContainers}
+        />
+        <TextField
           label="Mask (optional)"
           hint="An expression like {{ data | reveal_last: 4 }}"
           errors={errors.mask}
-        >
-          {(props) => (
-            <input
-              {...props}
-              spellCheck={false}
-              value={mask}
-              onChange={(event) => setMask(event.target.value)}
-            />
-          )}
-        </Field>
+          spellCheck={false}
+          value={mask}
+          onChange={setMask}
+        />
         <Problem error={create.error} />
         <button type="submit" className="primary" disabled={create.isPending}>
           Create token
