@@ -123,7 +123,9 @@ describe("the frame protocol's checks", () => {
         // an optional member set to undefined is the member left out, which the first check covers.
         fc.pre(key !== "body" && !(key === "cardBrand" && value === undefined));
         fc.pre(typeof value !== typeof message[key] || value === null);
-        expect(check({ ...message, [key]: value }), `${name} with ${key}: ${String(value)}`).toBe(false);
+        expect(check({ ...message, [key]: value }), `${name} with ${key}: ${fc.stringify(value)}`).toBe(
+          false,
+        );
       }),
     );
   });
