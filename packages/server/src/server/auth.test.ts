@@ -129,7 +129,7 @@ describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every ro
 
   it("accepts BT-API-KEY alone, and both headers when they carry the same key", async () => {
     for (const headers of [
-      { "BT-API-KEY": server.bootstrapKey },
+      { "BT-API-KEY": server.bootstrapKey } as Record<string, string>,
       { "bt-api-key": server.bootstrapKey, "SVC-API-KEY": server.bootstrapKey },
     ]) {
       const response = await server.request("GET", "/applications/key", { key: null, headers });

@@ -128,6 +128,8 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "POST /tokenize",
         "POST /tokens",
         "POST /tokens/search",
+        "GET /v2/tokens",
+        "POST /v2/tokens/search",
         "GET /applications",
         "GET /applications/key",
         "GET /applications/{id}",
