@@ -268,7 +268,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       [
         "permissions not an array",
         { ...privateApp, permissions: "token:use" },
-        { permissions: ["must be an array"] },
+        { permissions: ["must be an array or null"] },
       ],
     ])("rejects %s with 400 naming the field", async (_case, body, errors) => {
       const before = (await server.request("GET", "/applications?size=100")).body.pagination

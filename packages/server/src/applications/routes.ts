@@ -37,7 +37,7 @@ export function applicationRoutes(service: ApplicationService): FastifyPluginAsy
           type: body.type,
           permissions: body.permissions ?? [],
           rules: body.rules ?? [],
-          ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
+          ...(body.expires_at != null && { expiresAt: body.expires_at }),
         });
         return reply.code(201).send({ ...presentApplication(application), key });
       },

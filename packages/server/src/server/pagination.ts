@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from "typebox";
 import type { CursorPage, Page, PageRequest } from "../shared/pages.js";
+import { OrNull } from "./schemas.js";
 
 export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_PAGE_SIZE = 20;
@@ -52,11 +53,6 @@ export function presentPage<T, W>(
     },
     data: page.items.map((item) => present(item)),
   };
-}
-
-/** A body field that may also be null, which means what leaving it out means (wire-format §1: Nulls). */
-export function OrNull<T extends TSchema>(schema: T, description?: string) {
-  return Type.Union([schema, Type.Null()], description === undefined ? {} : { description });
 }
 
 /** `page`/`size` as body fields: null is the default, as absent is. */

@@ -3,12 +3,11 @@ import {
   CursorBodyParams,
   CursorPageOf,
   CursorQueryParams,
-  OrNull,
   PageBodyParams,
   PageOf,
   PageParams,
 } from "../server/pagination.js";
-import { NO_CONTROL_CHARACTERS, StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import { NO_CONTROL_CHARACTERS, OrNull, StringEnum, Timestamp, Uuid } from "../server/schemas.js";
 import { TOKEN_TYPES } from "./token-types.js";
 
 export const MAX_EXPRESSION_LENGTH = 4096;
