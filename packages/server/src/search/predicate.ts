@@ -31,6 +31,9 @@ export interface PredicateOptions {
 
 const WILDCARD_PROBLEM =
   'wildcards are only allowed at the end of a quoted container, as in container:"/pci/*"';
+const UNQUOTED_STAR_PROBLEM =
+  'wildcards are only allowed at the end of a quoted container, as in container:"/pci/*"; ' +
+  'quote the value to search for a literal *, as in data:"12*34"';
 
 export function toPredicate(node: QueryNode, options: PredicateOptions): Predicate {
   switch (node.kind) {
@@ -49,7 +52,11 @@ export function toPredicate(node: QueryNode, options: PredicateOptions): Predica
 function termPredicate(term: TermNode, options: PredicateOptions): Predicate {
   const { field, value, valueOffset } = term;
   if (field === "container") return containerPredicate(term);
-  if (value.includes("*")) throw new QueryError(WILDCARD_PROBLEM, charOffset(term, value.indexOf("*")));
+  // Only a container takes a wildcard. Inside quotes any other field's `*` is the character itself (metadata
+  // values, ids and search-index values may hold one); bare, it would read as a wildcard that is not there.
+  if (!term.quoted && value.includes("*")) {
+    throw new QueryError(UNQUOTED_STAR_PROBLEM, charOffset(term, value.indexOf("*")));
+  }
   if (field.startsWith(METADATA_PREFIX)) {
     return { kind: "metadata", key: field.slice(METADATA_PREFIX.length), value: foldCase(value) };
   }
