@@ -88,3 +88,14 @@ export const ListApplicationsQuery = Type.Object({
 });
 
 export const ApplicationPage = PageOf(ApplicationSchema);
+
+export const ListPermissionsQuery = Type.Object({
+  application_type: Type.Optional(ApplicationType),
+});
+
+/** wire-format §5: `{type, description, application_types}`. */
+export const PermissionEntry = Type.Object({
+  type: PermissionSchema,
+  description: Type.String(),
+  application_types: Type.Array(ApplicationType),
+});

@@ -4,10 +4,13 @@ import type { Principal } from "../access/principal.js";
 import type { ReadContext } from "../storage/database.js";
 import { AppError } from "./errors.js";
 
+/** For the one route any valid key may call: `GET /permissions`, the catalog, the same for every caller. */
+export const ANY_APPLICATION = "any-application";
+
 declare module "fastify" {
   interface FastifyContextConfig {
     /** The permission the route requires (STYLE §7); every API route must declare one. */
-    permission?: Permission;
+    permission?: Permission | typeof ANY_APPLICATION;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -74,7 +77,7 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
       );
     }
     const { principal, read } = authenticated;
-    if (!holdsPermission(principal.application, permission)) {
+    if (permission !== ANY_APPLICATION && !holdsPermission(principal.application, permission)) {
       throw AppError.forbidden(`The Application lacks the permission ${permission}.`);
     }
     request.principal = { ...principal, requestId: request.id };

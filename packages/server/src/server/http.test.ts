@@ -129,6 +129,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "POST /tokens",
         "POST /tokens/search",
         "GET /v2/tokens",
+        "GET /permissions",
         "POST /v2/tokens/search",
         "GET /applications",
         "GET /applications/key",
