@@ -63,9 +63,10 @@ export const PageBodyParams = {
   ),
 };
 
+// Room for the cursor of a token whose id is 400 characters of 4-byte UTF-8, every one escaped in JSON.
 const Start = Type.String({
   minLength: 1,
-  maxLength: 1024,
+  maxLength: 8192,
   description: "The `pagination.next` of the previous page, unaltered; absent for the first page.",
 });
 

@@ -119,6 +119,20 @@ describe.skipIf(STORE_UNAVAILABLE)("v2 list and search, walked by cursor", () =>
     expect(walked[0]).toBe(later[0]);
   });
 
+  it("carries the longest ids there are through a cursor", async () => {
+    // 400 characters of 4-byte UTF-8, and quotes and backslashes, which JSON escapes: the largest place a cursor holds.
+    const ids = await createTokens([
+      { id: "😀".repeat(200), type: "token", data: "a", containers: ["/long/"] },
+      { id: '"\\'.repeat(133) + "x", type: "token", data: "b", containers: ["/long/"] },
+      { id: "é".repeat(400), type: "token", data: "c", containers: ["/long/"] },
+    ]);
+    const { ids: walked } = await walk(
+      (start) => listPage({ container: "/long/", size: "1", ...(start && { start }) }),
+      1,
+    );
+    expect(new Set(walked)).toEqual(new Set(ids));
+  });
+
   it("filters the list by type, container (with sub-containers), fingerprint and metadata JSON", async () => {
     const [ssn, card, tagged, deep] = await createTokens([
       {
