@@ -91,7 +91,7 @@ async function main(argv: string[]): Promise<number> {
       return runs.sort((a, b) => a - b)[Math.floor(RUNS / 2)]!;
     };
 
-    for (const scenario of searchScenarios(manifest)) {
+    for (const scenario of searchScenarios(manifest).filter((s) => s.api === "v1")) {
       const tree = parseQuery(scenario.query);
       const compiled = compileSearch(tree && toPredicate(tree, { types: TOKEN_TYPES }), scope);
       const statements = {

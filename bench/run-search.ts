@@ -1,4 +1,5 @@
-// `npm run bench:search`: POST /tokens/search at a million tokens (issue 4, item 6). Seeds a corpus (or reuses
+// `npm run bench:search`: POST /tokens/search and POST /v2/tokens/search at a million tokens (issue 4, item 6;
+// issue 18, item 2). Seeds a corpus (or reuses
 // one from --data), starts the real server on it the way `npm start` does, and measures each search beside a bare
 // Fastify ceiling answering a body of the same size, in alternating rounds, while sampling the server's RSS.
 // Unlike `npm run bench`, the verdict is absolute latency (the issue's targets); the ratio is reported to show
@@ -18,7 +19,13 @@ import {
   type Measured,
 } from "./load.js";
 import type { LoadRequest } from "./scenarios.js";
-import { answerProblem, searchRequest, searchScenarios, type SearchScenario } from "./search/scenarios.js";
+import {
+  answerProblem,
+  answerProblemV2,
+  searchRequest,
+  searchScenarios,
+  type SearchScenario,
+} from "./search/scenarios.js";
 import { formatDuration, readManifest, seedSearch, tesseraEnv, type SeedManifest } from "./search/seed.js";
 import {
   assertEmpty,
@@ -190,6 +197,50 @@ function sampleRss(pid: number) {
   };
 }
 
+async function searchOnce(tessera: ServerProcess, request: LoadRequest): Promise<string> {
+  const response = await httpRequest(tessera.baseUrl + request.path, {
+    ...request,
+    timeoutMs: PROBE_TIMEOUT_MS,
+  });
+  const text = response.body.toString("utf8");
+  if (response.status !== 200) throw new Error(`${request.path} answered HTTP ${response.status}: ${text}`);
+  return text;
+}
+
+/** The cursor of a v2 scenario's page: the `next` of the page before it, reached by walking from the first. */
+async function cursorTo(
+  scenario: SearchScenario,
+  tessera: ServerProcess,
+  key: string,
+): Promise<string | undefined> {
+  let start: string | undefined;
+  for (let page = 1; page < scenario.page; page++) {
+    const answer = JSON.parse(await searchOnce(tessera, searchRequest(scenario, key, start))) as {
+      pagination: { next: string | null };
+    };
+    if (answer.pagination.next === null) throw new Error(`${scenario.name}: the walk ended at page ${page}`);
+    start = answer.pagination.next;
+  }
+  if (scenario.page > 1) progress(`${scenario.name}: walked ${scenario.page - 1} pages by cursor`);
+  return start;
+}
+
+/** v1 answers are checked against the corpus; v2 answers against v1's page of the same number, itself checked. */
+async function checkAnswer(
+  scenario: SearchScenario,
+  text: string,
+  tessera: ServerProcess,
+  key: string,
+): Promise<string | undefined> {
+  if (scenario.api === "v1") return answerProblem(scenario, text);
+  const v1 = { ...scenario, api: "v1" as const };
+  const reference = await searchOnce(tessera, searchRequest(v1, key));
+  const problem = answerProblem(v1, reference);
+  if (problem !== undefined) return `v1's page, the reference, is wrong: ${problem}`;
+  const ids = (JSON.parse(reference) as { data: { id: string }[] }).data.map((token) => token.id);
+  return answerProblemV2(scenario, text, ids);
+}
+
 interface ScenarioReport {
   readonly name: string;
   readonly query: string;
@@ -216,7 +267,8 @@ async function runScenario(
   manifest: SeedManifest,
   settings: Settings,
 ): Promise<ScenarioReport> {
-  const request = searchRequest(scenario, manifest.searchKey);
+  const start = scenario.api === "v2" ? await cursorTo(scenario, tessera, manifest.searchKey) : undefined;
+  const request = searchRequest(scenario, manifest.searchKey, start);
   const url = tessera.baseUrl + request.path;
   // The server may still be working through the previous scenario's last requests, so the probe waits longer.
   const probe = await httpRequest(url, { ...request, timeoutMs: PROBE_TIMEOUT_MS });
@@ -224,7 +276,7 @@ async function runScenario(
   if (probe.status !== request.expectedStatus) {
     throw new Error(`${scenario.name} answered HTTP ${probe.status}, expected 200: ${text}`);
   }
-  const wrong = answerProblem(scenario, text) ?? null;
+  const wrong = (await checkAnswer(scenario, text, tessera, manifest.searchKey)) ?? null;
   if (wrong !== null) progress(`${scenario.name}: WRONG ANSWER: ${wrong}`);
 
   const ceilingServer = await startCeiling(probe.body.length);

@@ -373,7 +373,11 @@ describe.skipIf(!HAVE_CHROMIUM || STORE_UNAVAILABLE)(`the console in Chromium ($
     });
     expect(caller.status, caller.text).toBe(201);
     const reactor = await server.request("POST", "/reactors", {
-      body: { name: "async echo", code: "module.exports = async ({ args }) => ({ raw: args });" },
+      body: {
+        configuration: {},
+        name: "async echo",
+        code: "module.exports = async ({ args }) => ({ raw: args });",
+      },
     });
     expect(reactor.status, reactor.text).toBe(201);
     const { page, problems } = await watchedPage(browser.context);

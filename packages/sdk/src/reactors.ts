@@ -99,8 +99,8 @@ export class Reactors {
   }
 
   /**
-   * Replaces a reactor (PUT): name, code, configuration and Application all at once; an omitted configuration
-   * becomes empty and an omitted Application is removed.
+   * Replaces a reactor (PUT): name, code, configuration and Application all at once. The configuration is
+   * required (`{}` for none), so that a replacement never erases it by omission; an omitted Application is removed.
    *
    * @example
    * const reactor = await client.reactors.update(id, {

@@ -137,7 +137,7 @@ export type CreatedReactor = Camelize<ResponseOf<"/reactors", "post", 201>, Reac
  */
 export type CreateReactorInput = Camelize<RequestOf<"/reactors", "post">, ReactorUserData>;
 
-/** A full replacement: an absent `configuration` becomes empty, an absent `application` is removed. */
+/** A full replacement: `configuration` is required (`{}` for none), an absent `application` is removed. */
 export type UpdateReactorInput = Camelize<RequestOf<"/reactors/{id}", "put">, ReactorUserData>;
 
 /**

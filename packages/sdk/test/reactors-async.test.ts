@@ -38,6 +38,7 @@ describe.skipIf(STORE_UNAVAILABLE)("asynchronous invocations and the webhook sec
     client = new TesseraClient({ baseUrl: server.url, apiKey: caller.key, fetch: recordingFetch(sent) });
     reactorId = (
       await admin.reactors.create({
+        configuration: {},
         name: "echo",
         code: "module.exports = async ({ args }) => ({ raw: { order_id: args.order_id, last_four: args.card.slice(-4) } });",
       })

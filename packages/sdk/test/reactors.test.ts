@@ -72,7 +72,11 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors against the real server", () => {
   });
 
   it("get, update and patch keep configuration names as written; patch answers undefined", async () => {
-    const { application: _application, ...created } = await admin.reactors.create({ name: "r", code: CODE });
+    const { application: _application, ...created } = await admin.reactors.create({
+      name: "r",
+      code: CODE,
+      configuration: {},
+    });
     const fetched: Reactor = await admin.reactors.get(created.id);
     expect(fetched).toEqual({ ...created, configuration: {} });
     expect(lastSent()).toMatchObject({
@@ -143,7 +147,7 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors against the real server", () => {
   });
 
   it("delete answers undefined, then get is a TesseraNotFoundError", async () => {
-    const { id } = await admin.reactors.create({ name: "doomed", code: CODE });
+    const { id } = await admin.reactors.create({ configuration: {}, name: "doomed", code: CODE });
     expect(await admin.reactors.delete(id)).toBeUndefined();
     expect(lastSent()).toMatchObject({ method: "DELETE", url: `${server.url}/reactors/${id}` });
     const error = await rejectionOf(admin.reactors.get(id), TesseraNotFoundError);
@@ -152,7 +156,11 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors against the real server", () => {
 
   it("raises a TesseraValidationError with the code's line and column, and 403 without the permission", async () => {
     const invalid = await rejectionOf(
-      admin.reactors.create({ name: "broken", code: "module.exports = async () => {\n  return ;;\n  )\n};" }),
+      admin.reactors.create({
+        configuration: {},
+        name: "broken",
+        code: "module.exports = async () => {\n  return ;;\n  )\n};",
+      }),
       TesseraValidationError,
     );
     expect(invalid.errors).toEqual({ code: ["Unexpected token ')' (line 3, column 3)"] });
@@ -176,6 +184,7 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors against the real server", () => {
     });
     const card = await client.tokens.create({ type: "card_number", data: "4242424242424242" });
     const { id } = await admin.reactors.create({
+      configuration: {},
       name: "echo",
       code: `module.exports = async ({ args }) => ({
         raw: { last_four: args.card_number.slice(-4), amount_cents: args.amount_cents },

@@ -147,9 +147,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         description: "A self-hostable tokenization vault. Errors are RFC 9457 problem+json documents.",
       },
       components: {
-        securitySchemes: { apiKey: { type: "apiKey", in: "header", name: "SVC-API-KEY" } },
+        securitySchemes: {
+          apiKey: { type: "apiKey", in: "header", name: "SVC-API-KEY" },
+          // What Basis Theory's SDKs send (docs/compatibility.md); either header, never two different keys.
+          btApiKey: { type: "apiKey", in: "header", name: "BT-API-KEY" },
+        },
       },
-      security: [{ apiKey: [] }],
+      security: [{ apiKey: [] }, { btApiKey: [] }],
     },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });

@@ -74,7 +74,8 @@ const deploy = defineCommand({
           ? client.reactors.create({
               name: values.name!,
               code,
-              ...(configuration !== undefined && { configuration }),
+              // The API requires one (spec §4.3); a deploy without --config has none.
+              configuration: configuration ?? {},
               ...(values.application !== undefined && { application: { id: values.application } }),
             })
           : replace(client, values.id, { code, configuration, values }),

@@ -211,7 +211,9 @@ export interface paths {
                         name: string;
                         /** @enum {string} */
                         type: "private" | "public" | "management";
-                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                        /** @description Permissions granted; absent or null for none. */
+                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[] | null;
+                        /** @description Access rules, tried by priority; absent or null for none. */
                         rules?: {
                             description?: string;
                             /** @description Lower values take precedence. */
@@ -228,12 +230,12 @@ export interface paths {
                             /** @enum {string} */
                             transform: "redact" | "mask" | "reveal";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
-                        }[];
+                        }[] | null;
                         /**
                          * Format: date-time
-                         * @description When the Application is deleted.
+                         * @description When the Application is deleted; absent or null for never.
                          */
-                        expires_at?: string;
+                        expires_at?: string | null;
                     };
                 };
             };
@@ -556,7 +558,9 @@ export interface paths {
                 content: {
                     "application/json": {
                         name: string;
-                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                        /** @description Permissions granted; absent or null for none. */
+                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[] | null;
+                        /** @description Access rules, tried by priority; absent or null for none. */
                         rules?: {
                             description?: string;
                             /** @description Lower values take precedence. */
@@ -573,7 +577,7 @@ export interface paths {
                             /** @enum {string} */
                             transform: "redact" | "mask" | "reveal";
                             permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
-                        }[];
+                        }[] | null;
                     };
                 };
             };
@@ -839,6 +843,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/permissions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the permissions, with the Application types that may hold each
+         * @description Any valid key may read the catalog (it is the same for every caller). `application_type` keeps the permissions that type may hold.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    application_type?: "private" | "public" | "management";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * @description A permission; which ones an Application may hold depends on its type.
+                             * @enum {string}
+                             */
+                            type: "token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read";
+                            description: string;
+                            application_types: ("private" | "public" | "management")[];
+                        }[];
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reactors": {
         parameters: {
             query?: never;
@@ -961,10 +1050,10 @@ export interface paths {
                         name: string;
                         /** @description JavaScript (CommonJS) exporting an async function of `{ args, configuration, svc }`; compiled on every write, and requiring only allowed modules. */
                         code: string;
-                        /** @description Names to string values, available to the code as `configuration`; at most 100 entries, names of 1–200 characters, values of at most 10000 characters. Encrypted at rest. Absent or null is an empty map. */
-                        configuration?: {
+                        /** @description Names to string values, available to the code as `configuration`; at most 100 entries, names of 1–200 characters, values of at most 10000 characters. Encrypted at rest. Required; `{}` for none. */
+                        configuration: {
                             [key: string]: string;
-                        } | null;
+                        };
                         /** @description The public or private Application of this tenant that `svc` acts as; other members are ignored. Absent or null for none. */
                         application?: {
                             /** Format: uuid */
@@ -1186,17 +1275,17 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            /** @description A full replacement: an absent configuration is empty, an absent application is removed. */
+            /** @description A full replacement: configuration is required (`{}` for none), an absent application is removed. */
             requestBody: {
                 content: {
                     "application/json": {
                         name: string;
                         /** @description JavaScript (CommonJS) exporting an async function of `{ args, configuration, svc }`; compiled on every write, and requiring only allowed modules. */
                         code: string;
-                        /** @description Names to string values, available to the code as `configuration`; at most 100 entries, names of 1–200 characters, values of at most 10000 characters. Encrypted at rest. Absent or null is an empty map. */
-                        configuration?: {
+                        /** @description Names to string values, available to the code as `configuration`; at most 100 entries, names of 1–200 characters, values of at most 10000 characters. Encrypted at rest. Required; `{}` for none. */
+                        configuration: {
                             [key: string]: string;
-                        } | null;
+                        };
                         /** @description The public or private Application of this tenant that `svc` acts as; other members are ignored. Absent or null for none. */
                         application?: {
                             /** Format: uuid */
@@ -1440,17 +1529,17 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description Arguments for the reactor; detokenization expressions anywhere in it (`{{ <token id> }}`, `{{ token: <token id> }}`, each optionally followed by filters) are detokenized. */
+                        /** @description Arguments for the reactor; detokenization expressions anywhere in it (`{{ <token id> }}`, `{{ token: <token id> }}`, each optionally followed by filters) are detokenized. Absent or null: `{}`. */
                         args?: unknown;
-                        /** @description Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as a signed Standard Webhooks message. Private, loopback and link-local targets are refused. */
-                        callback_url?: string;
+                        /** @description Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as a signed Standard Webhooks message. Private, loopback and link-local targets are refused. Absent or null: synchronous. */
+                        callback_url?: string | null;
                         /**
                          * @deprecated
                          * @description The same as `callback_url`, in the spelling Basis Theory's JavaScript SDK sends (wire-format §7). Giving both with different values is a 400.
                          */
-                        callbackUrl?: string;
-                        /** @description Asynchronous invocations only: how long the reactor may run (default 10000). */
-                        timeout_ms?: number;
+                        callbackUrl?: string | null;
+                        /** @description Asynchronous invocations only: how long the reactor may run; absent or null for 10000. */
+                        timeout_ms?: number | null;
                     };
                 };
             };
@@ -2008,8 +2097,11 @@ export interface paths {
                             [key: string]: string;
                         };
                         deduplicate_token?: boolean;
-                        /** Format: date-time */
-                        expires_at?: string;
+                        /**
+                         * Format: date-time
+                         * @description When the token expires; absent or null for never.
+                         */
+                        expires_at?: string | null;
                         containers?: string[];
                         /** @description Deprecated; accepted and ignored. */
                         privacy?: unknown;
@@ -2129,15 +2221,15 @@ export interface paths {
                          */
                         query?: string | null;
                         /**
-                         * @description Page number, from 1.
+                         * @description Page number, from 1; absent or null for 1.
                          * @default 1
                          */
-                        page?: number;
+                        page?: number | null;
                         /**
-                         * @description Items per page, 1–100.
+                         * @description Items per page, 1–100; absent or null for 20.
                          * @default 20
                          */
-                        size?: number;
+                        size?: number | null;
                     };
                 };
             };
@@ -2154,6 +2246,258 @@ export interface paths {
                                 page_number: number;
                                 page_size: number;
                                 total_pages: number;
+                            };
+                            data: {
+                                id: string;
+                                /** @enum {string} */
+                                type: "token" | "card" | "bank" | "card_number" | "social_security_number" | "employer_id_number" | "us_bank_account_number" | "us_bank_routing_number";
+                                /** Format: uuid */
+                                tenant_id: string;
+                                /** @description Any JSON value. */
+                                data?: unknown;
+                                /** @description Any JSON value. */
+                                mask?: unknown;
+                                metadata?: {
+                                    [key: string]: string;
+                                };
+                                fingerprint?: string;
+                                fingerprint_expression?: string;
+                                search_indexes?: string[];
+                                containers: string[];
+                                /** Format: date-time */
+                                expires_at?: string;
+                                /** Format: uuid */
+                                created_by?: string;
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: uuid */
+                                modified_by?: string;
+                                /** Format: date-time */
+                                modified_at?: string;
+                                _extras?: {
+                                    deduplicated: boolean;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tokens, walked by cursor (Basis Theory's v2 list)
+         * @description Newest first (created_at descending, then id). `pagination.next` is an opaque cursor bound to this tenant, key's Application and filters: send it back as `start` for the next page; it is null on the last. A token created or deleted during the walk never makes another appear twice or go missing.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    type?: "token" | "card" | "bank" | "card_number" | "social_security_number" | "employer_id_number" | "us_bank_account_number" | "us_bank_routing_number";
+                    /** @description Tokens in this container or below it. */
+                    container?: string;
+                    fingerprint?: string;
+                    /** @description A JSON object of metadata pairs that must all match (exact, case-insensitive): `{"region":"eu"}`. */
+                    metadata?: string;
+                    /** @description The `pagination.next` of the previous page, unaltered; absent for the first page. */
+                    start?: string;
+                    /** @description Items per page, 1–100. */
+                    size?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pagination: {
+                                page_size: number;
+                                /** @description The cursor of the next page (send it as `start`); null on the last page. */
+                                next: string | null;
+                            };
+                            data: {
+                                id: string;
+                                /** @enum {string} */
+                                type: "token" | "card" | "bank" | "card_number" | "social_security_number" | "employer_id_number" | "us_bank_account_number" | "us_bank_routing_number";
+                                /** Format: uuid */
+                                tenant_id: string;
+                                /** @description Any JSON value. */
+                                data?: unknown;
+                                /** @description Any JSON value. */
+                                mask?: unknown;
+                                metadata?: {
+                                    [key: string]: string;
+                                };
+                                fingerprint?: string;
+                                fingerprint_expression?: string;
+                                search_indexes?: string[];
+                                containers: string[];
+                                /** Format: date-time */
+                                expires_at?: string;
+                                /** Format: uuid */
+                                created_by?: string;
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: uuid */
+                                modified_by?: string;
+                                /** Format: date-time */
+                                modified_at?: string;
+                                _extras?: {
+                                    deduplicated: boolean;
+                                };
+                            }[];
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v2/tokens/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search tokens, walked by cursor (Basis Theory's v2 search)
+         * @description The whole query language of POST /tokens/search (a superset of Basis Theory's v2), with the same rules and order; pages are walked with the opaque `pagination.next` cursor sent back as `start`, which is bound to this tenant, key's Application and query. An absent body is `{}`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Lucene-style query (spec §4.1, docs/search.md); empty or null matches every token the caller may search. At most 4 KiB, 64 terms and 16 levels of parentheses.
+                         * @example type:social_security_number AND metadata.region:eu AND created_at:[2025-01-01 TO *]
+                         */
+                        query?: string | null;
+                        /** @description The `pagination.next` of the previous page; absent or null at first. */
+                        start?: string | null;
+                        /**
+                         * @description Items per page, 1–100; absent or null for 20.
+                         * @default 20
+                         */
+                        size?: number | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            pagination: {
+                                page_size: number;
+                                /** @description The cursor of the next page (send it as `start`); null on the last page. */
+                                next: string | null;
                             };
                             data: {
                                 id: string;

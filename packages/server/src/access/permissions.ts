@@ -38,6 +38,40 @@ const ALLOWED: Record<ApplicationType, ReadonlySet<Permission>> = {
   management: new Set<Permission>(MANAGEMENT_PERMISSIONS),
 };
 
+/** What each permission lets a key do: `GET /permissions` (wire-format §5). */
+export const PERMISSION_DESCRIPTIONS: Readonly<Record<Permission, string>> = {
+  "token:create": "Create tokens (POST /tokens, /tokenize) in the rule's containers.",
+  "token:read": "Read, list and detokenize tokens; data shown through the rule's transform.",
+  "token:update": "Update tokens (PATCH /tokens/{id}).",
+  "token:delete": "Delete tokens.",
+  "token:search": "Search tokens with the query language; data shown through the rule's transform.",
+  "token:use": "Use token data in reactors' detokenized arguments.",
+  "application:create": "Create Applications and their keys.",
+  "application:read": "List and read Applications; explain access decisions.",
+  "application:update": "Update Applications and regenerate their keys.",
+  "application:delete": "Delete Applications.",
+  "reactor:create": "Create reactors.",
+  "reactor:read": "Read reactors, their code and configuration.",
+  "reactor:update": "Update reactors.",
+  "reactor:delete": "Delete reactors.",
+  "tenant:create": "Create tenants (the bootstrap key only).",
+  "tenant:read": "Read the key's own tenant.",
+  "webhook:read": "Read the webhook signing secret.",
+  "webhook:update": "Rotate the webhook signing secret.",
+  "log:read": "Read the audit log.",
+};
+
+/** The permission catalog, each with the Application types that may hold it; only those of `type` if given. */
+export function permissionCatalog(
+  type?: ApplicationType,
+): { permission: Permission; description: string; applicationTypes: ApplicationType[] }[] {
+  return PERMISSIONS.map((permission) => ({
+    permission,
+    description: PERMISSION_DESCRIPTIONS[permission],
+    applicationTypes: APPLICATION_TYPES.filter((t) => ALLOWED[t].has(permission)),
+  })).filter((entry) => type === undefined || entry.applicationTypes.includes(type));
+}
+
 export function isAllowedFor(type: ApplicationType, permission: Permission): boolean {
   return ALLOWED[type].has(permission);
 }

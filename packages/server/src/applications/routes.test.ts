@@ -268,7 +268,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
       [
         "permissions not an array",
         { ...privateApp, permissions: "token:use" },
-        { permissions: ["must be an array"] },
+        { permissions: ["must be an array or null"] },
       ],
     ])("rejects %s with 400 naming the field", async (_case, body, errors) => {
       const before = (await server.request("GET", "/applications?size=100")).body.pagination
@@ -633,6 +633,63 @@ describe.skipIf(STORE_UNAVAILABLE)("Applications API", () => {
         body: { name: "ok", type: "private", permissions: ["token:read"] },
       });
       expect(allowed.status).toBe(201);
+    });
+  });
+
+  describe("GET /permissions", () => {
+    type Entry = { type: string; description: string; application_types: string[] };
+
+    it("lists every permission with the types that may hold it, to any valid key", async () => {
+      const all = await server.request("GET", "/permissions");
+      expect(all.status, all.text).toBe(200);
+      const byName = new Map((all.body as Entry[]).map((entry) => [entry.type, entry]));
+      expect(byName.get("token:create")).toMatchObject({ application_types: ["private", "public"] });
+      expect(byName.get("token:search")).toMatchObject({ application_types: ["private"] });
+      expect(byName.get("reactor:update")).toMatchObject({ application_types: ["management"] });
+      for (const entry of byName.values()) expect(entry.description.length).toBeGreaterThan(10);
+      // Public and private keys, which hold no application:read, read the same catalog.
+      for (const body of [
+        { name: "pub", type: "public", permissions: ["token:create"] },
+        { name: "prv", type: "private", permissions: ["token:read"] },
+      ]) {
+        const { key } = await create(body);
+        const response = await server.request("GET", "/permissions", { key });
+        expect(response.status, response.text).toBe(200);
+        expect(response.body).toEqual(all.body);
+      }
+      expectProblem(await server.request("GET", "/permissions", { key: null }), 401, {
+        code: "unauthenticated",
+      });
+      expectProblem(await server.request("GET", "/permissions", { key: "key_prv_unknown" }), 401);
+    });
+
+    it("keeps the permissions an application_type may hold, and refuses an unknown type", async () => {
+      const granted = async (type: string) => {
+        const response = await server.request("GET", `/permissions?application_type=${type}`);
+        expect(response.status, response.text).toBe(200);
+        return (response.body as Entry[]).map((entry) => entry.type);
+      };
+      expect(await granted("public")).toEqual(["token:create", "token:update"]);
+      expect(await granted("private")).toEqual([
+        "token:create",
+        "token:read",
+        "token:update",
+        "token:delete",
+        "token:search",
+        "token:use",
+      ]);
+      const management = await granted("management");
+      expect(management).toContain("application:create");
+      expect(management.some((permission) => permission.startsWith("token:"))).toBe(false);
+      // Each one is what POST /applications accepts for that type.
+      const accepted = await server.request("POST", "/applications", {
+        body: { name: "all public", type: "public", permissions: await granted("public") },
+      });
+      expect(accepted.status, accepted.text).toBe(201);
+      expectProblem(await server.request("GET", "/permissions?application_type=root"), 400, {
+        code: "validation-failed",
+        errors: { application_type: ["must be one of: private, public, management"] },
+      });
     });
   });
 });

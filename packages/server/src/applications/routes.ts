@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
-import { principalOf } from "../server/auth.js";
+import { permissionCatalog } from "../access/permissions.js";
+import { ANY_APPLICATION, principalOf } from "../server/auth.js";
 import { pageRequest, presentPage } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
 import { presentApplication } from "./present.js";
@@ -11,6 +12,8 @@ import {
   ApplicationWithKeySchema,
   CreateApplicationBody,
   ListApplicationsQuery,
+  ListPermissionsQuery,
+  PermissionEntry,
   UpdateApplicationBody,
 } from "./schemas.js";
 import type { ApplicationService } from "./service.js";
@@ -37,7 +40,7 @@ export function applicationRoutes(service: ApplicationService): FastifyPluginAsy
           type: body.type,
           permissions: body.permissions ?? [],
           rules: body.rules ?? [],
-          ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
+          ...(body.expires_at != null && { expiresAt: body.expires_at }),
         });
         return reply.code(201).send({ ...presentApplication(application), key });
       },
@@ -131,6 +134,28 @@ export function applicationRoutes(service: ApplicationService): FastifyPluginAsy
         const { application, key } = await service.regenerateKey(principalOf(request), request.params.id);
         return { ...presentApplication(application), key };
       },
+    );
+
+    app.get(
+      "/permissions",
+      {
+        config: { permission: ANY_APPLICATION },
+        schema: {
+          tags,
+          summary: "List the permissions, with the Application types that may hold each",
+          description:
+            "Any valid key may read the catalog (it is the same for every caller). `application_type` keeps " +
+            "the permissions that type may hold.",
+          querystring: ListPermissionsQuery,
+          response: responses({ 200: Type.Array(PermissionEntry) }),
+        },
+      },
+      async (request) =>
+        permissionCatalog(request.query.application_type).map((entry) => ({
+          type: entry.permission,
+          description: entry.description,
+          application_types: entry.applicationTypes,
+        })),
     );
 
     app.delete(

@@ -2,7 +2,7 @@ import { Type, type Static } from "typebox";
 import { APPLICATION_TYPES, PERMISSIONS } from "../access/permissions.js";
 import { CONDITION_ATTRIBUTES, CONDITION_OPERATORS, TRANSFORMS } from "../access/rules.js";
 import { PageOf, PageParams } from "../server/pagination.js";
-import { StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import { OrNull, StringEnum, Timestamp, Uuid } from "../server/schemas.js";
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
 export const PermissionSchema = StringEnum(PERMISSIONS, {
@@ -51,21 +51,32 @@ export const ApplicationWithKeySchema = Type.Object({
   key: Type.String({ description: "The API key; shown only in this response." }),
 });
 
+// null is the default, as absent is (wire-format §1: Nulls): no permissions, no rules, no expiry.
+const GrantedPermissions = Type.Optional(
+  OrNull(Permissions, "Permissions granted; absent or null for none."),
+);
+const GrantedRules = Type.Optional(
+  OrNull(Rules, "Access rules, tried by priority; absent or null for none."),
+);
+
 export const CreateApplicationBody = Type.Object({
   name: Name,
   type: ApplicationType,
-  permissions: Type.Optional(Permissions),
-  rules: Type.Optional(Rules),
+  permissions: GrantedPermissions,
+  rules: GrantedRules,
   expires_at: Type.Optional(
-    Type.String({ format: "date-time", description: "When the Application is deleted." }),
+    OrNull(
+      Type.String({ format: "date-time" }),
+      "When the Application is deleted; absent or null for never.",
+    ),
   ),
 });
 export type CreateApplicationBody = Static<typeof CreateApplicationBody>;
 
 export const UpdateApplicationBody = Type.Object({
   name: Name,
-  permissions: Type.Optional(Permissions),
-  rules: Type.Optional(Rules),
+  permissions: GrantedPermissions,
+  rules: GrantedRules,
 });
 export type UpdateApplicationBody = Static<typeof UpdateApplicationBody>;
 
@@ -77,3 +88,14 @@ export const ListApplicationsQuery = Type.Object({
 });
 
 export const ApplicationPage = PageOf(ApplicationSchema);
+
+export const ListPermissionsQuery = Type.Object({
+  application_type: Type.Optional(ApplicationType),
+});
+
+/** wire-format §5: `{type, description, application_types}`. */
+export const PermissionEntry = Type.Object({
+  type: PermissionSchema,
+  description: Type.String(),
+  application_types: Type.Array(ApplicationType),
+});

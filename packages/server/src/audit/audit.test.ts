@@ -177,6 +177,7 @@ describe.skipIf(STORE_UNAVAILABLE)("the audit log", () => {
     });
     const reactor = await server.request("POST", "/reactors", {
       body: {
+        configuration: {},
         name: "echo",
         code: "module.exports = async ({ args }) => ({ raw: { length: args.n.length } });",
       },

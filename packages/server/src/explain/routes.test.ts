@@ -290,6 +290,7 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
     beforeAll(async () => {
       const response = await server.request("POST", "/reactors", {
         body: {
+          configuration: {},
           name: "echo",
           code: "module.exports = async ({ args }) => ({ raw: { value: args.value } });",
         },

@@ -118,6 +118,7 @@ describe.skipIf(STORE_UNAVAILABLE)("SVC-IDEMPOTENCY-KEY", () => {
   it("refuses a repeat while the first is still running, then replays it", async () => {
     const reactor = await server.request("POST", "/reactors", {
       body: {
+        configuration: {},
         name: "slow",
         code: "module.exports = async () => { await new Promise((r) => setTimeout(r, 1500)); return { raw: { done: true } }; };",
       },
@@ -136,7 +137,11 @@ describe.skipIf(STORE_UNAVAILABLE)("SVC-IDEMPOTENCY-KEY", () => {
 
   it("frees the key when the server fails, so the request can be sent again", async () => {
     const reactor = await server.request("POST", "/reactors", {
-      body: { name: "fails", code: "module.exports = async () => { throw new Error('down'); };" },
+      body: {
+        configuration: {},
+        name: "fails",
+        code: "module.exports = async () => { throw new Error('down'); };",
+      },
     });
     const key = fresh();
     for (let i = 0; i < 2; i++) {

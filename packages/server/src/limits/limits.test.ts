@@ -219,6 +219,7 @@ describe.skipIf(STORE_UNAVAILABLE)("rate limits over HTTP", () => {
       const user = await application(server, ["token:use"]);
       const created = await server.request("POST", "/reactors", {
         body: {
+          configuration: {},
           name: "refuses",
           code: `const { AuthenticationError } = require("@tessera/reactor");
             module.exports = async () => { throw new AuthenticationError(); };`,
@@ -305,6 +306,7 @@ describe.skipIf(STORE_UNAVAILABLE)("bounded concurrency over HTTP", () => {
   it("runs two reacts, queues one and answers 503 with Retry-After to the rest", async () => {
     const created = await server.request("POST", "/reactors", {
       body: {
+        configuration: {},
         name: "slow",
         code: "module.exports = async () => { await new Promise((r) => setTimeout(r, 1500)); return { raw: 'done' }; };",
       },
@@ -332,6 +334,7 @@ describe.skipIf(STORE_UNAVAILABLE)("bounded concurrency over HTTP", () => {
   it("gives a queued react's place back when its client goes away", async () => {
     const created = await server.request("POST", "/reactors", {
       body: {
+        configuration: {},
         name: "slower",
         code: "module.exports = async () => { await new Promise((r) => setTimeout(r, 2500)); return { raw: 'done' }; };",
       },

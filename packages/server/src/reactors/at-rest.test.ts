@@ -122,9 +122,11 @@ describe.skipIf(STORE_UNAVAILABLE)("reactors at rest", () => {
   });
 
   it("moves the version on with every PUT and PATCH, and not on a refused one", async () => {
-    const id = await create({ name: "versioned", code: CODE });
+    const id = await create({ name: "versioned", code: CODE, configuration: {} });
     expect((await row(id)).version).toBe(1);
-    const put = await server.request("PUT", `/reactors/${id}`, { body: { name: "v2", code: CODE } });
+    const put = await server.request("PUT", `/reactors/${id}`, {
+      body: { configuration: {}, name: "v2", code: CODE },
+    });
     expect(put.status).toBe(200);
     expect((await row(id)).version).toBe(2);
     const patch = (body: unknown) =>

@@ -4,6 +4,8 @@ import { principalOf, readContextOf } from "../server/auth.js";
 import { AppError } from "../server/errors.js";
 import { ProblemSchema, responses } from "../server/problem-schema.js";
 import { StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import { OrNull } from "../server/schemas.js";
+import { absentBodyIsEmpty } from "../server/validation.js";
 import { MAX_CALLBACK_URL_LENGTH } from "../webhooks/callback-url.js";
 import type { ReactorInvocation } from "./invoke.js";
 import { presentInvocation } from "./invocations/present.js";
@@ -17,22 +19,20 @@ const ReactBody = Type.Object(
     args: Type.Optional(
       Type.Unknown({
         description:
-          "Arguments for the reactor; detokenization expressions anywhere in it (`{{ <token id> }}`, `{{ token: <token id> }}`, each optionally followed by filters) are detokenized.",
+          "Arguments for the reactor; detokenization expressions anywhere in it (`{{ <token id> }}`, " +
+          "`{{ token: <token id> }}`, each optionally followed by filters) are detokenized. Absent or null: `{}`.",
       }),
     ),
     callback_url: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: MAX_CALLBACK_URL_LENGTH,
-        description:
-          "Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as " +
-          "a signed Standard Webhooks message. Private, loopback and link-local targets are refused.",
-      }),
+      OrNull(
+        Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH }),
+        "Makes the invocation asynchronous: answered 202 at once, its outcome POSTed to this http(s) URL as " +
+          "a signed Standard Webhooks message. Private, loopback and link-local targets are refused. Absent " +
+          "or null: synchronous.",
+      ),
     ),
     callbackUrl: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: MAX_CALLBACK_URL_LENGTH,
+      OrNull(Type.String({ minLength: 1, maxLength: MAX_CALLBACK_URL_LENGTH }), {
         deprecated: true,
         description:
           "The same as `callback_url`, in the spelling Basis Theory's JavaScript SDK sends (wire-format §7). " +
@@ -40,11 +40,10 @@ const ReactBody = Type.Object(
       }),
     ),
     timeout_ms: Type.Optional(
-      Type.Integer({
-        minimum: ASYNC_TIMEOUT_MS.min,
-        maximum: ASYNC_TIMEOUT_MS.max,
-        description: `Asynchronous invocations only: how long the reactor may run (default ${ASYNC_TIMEOUT_MS.default}).`,
-      }),
+      OrNull(
+        Type.Integer({ minimum: ASYNC_TIMEOUT_MS.min, maximum: ASYNC_TIMEOUT_MS.max }),
+        `Asynchronous invocations only: how long the reactor may run; absent or null for ${ASYNC_TIMEOUT_MS.default}.`,
+      ),
     ),
   },
   { additionalProperties: false },
@@ -124,10 +123,13 @@ export function reactRoutes(
           body: ReactBody,
           response: responses({ 200: ReactResponse, 202: AcceptedInvocation }),
         },
+        preValidation: absentBodyIsEmpty,
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const { args, timeout_ms: timeoutMs } = request.body;
+        // null is each field's default, as absent is (wire-format §1: Nulls).
+        const args = request.body.args ?? undefined;
+        const timeoutMs = request.body.timeout_ms ?? undefined;
         const callbackUrl = callbackUrlOf(request.body);
         if (callbackUrl !== undefined) {
           const accepted = await invocations.enqueue(
@@ -150,7 +152,7 @@ export function reactRoutes(
         const answer = await invocation.react(
           principal,
           request.params.id,
-          request.body,
+          { ...(args !== undefined && { args }) },
           readContextOf(request),
         );
         if (answer.kind === "result") return reply.send(answer.body);
@@ -190,8 +192,12 @@ export function reactRoutes(
 }
 
 /** `callback_url`, or its camelCase spelling; both at once must agree. */
-function callbackUrlOf(body: { callback_url?: string; callbackUrl?: string }): string | undefined {
-  const { callback_url: snake, callbackUrl: camel } = body;
+function callbackUrlOf(body: {
+  callback_url?: string | null;
+  callbackUrl?: string | null;
+}): string | undefined {
+  const snake = body.callback_url ?? undefined;
+  const camel = body.callbackUrl ?? undefined;
   if (snake !== undefined && camel !== undefined && snake !== camel) {
     throw AppError.validation({ callbackUrl: ["differs from callback_url; send one of them"] });
   }

@@ -93,22 +93,30 @@ describe.skipIf(STORE_UNAVAILABLE)("Reactors API", () => {
       expect(whole.application).toEqual(presented);
     });
 
-    it("takes a missing or null configuration as empty and a null application as none", async () => {
-      for (const body of [
-        { name: "bare", code: CODE },
-        { name: "bare", code: CODE, configuration: null, application: null },
-      ]) {
-        const created = await create(body);
-        expect(created).toEqual({
-          id: expect.stringMatching(UUIDV7),
-          tenant_id: bootstrap.tenant_id,
-          name: "bare",
-          code: CODE,
-          configuration: {},
-          created_by: bootstrap.id,
-          created_at: expect.stringMatching(ISO),
-        });
+    it("takes a null application as none", async () => {
+      const created = await create({ name: "bare", code: CODE, configuration: {}, application: null });
+      expect(created).toEqual({
+        id: expect.stringMatching(UUIDV7),
+        tenant_id: bootstrap.tenant_id,
+        name: "bare",
+        code: CODE,
+        configuration: {},
+        created_by: bootstrap.id,
+        created_at: expect.stringMatching(ISO),
+      });
+    });
+
+    it("requires a configuration object (spec §4.3), and creates nothing without one", async () => {
+      const before = (await server.request("GET", "/reactors?size=100")).body.pagination.total_items;
+      for (const [body, message] of [
+        [{ name: "bare", code: CODE }, "is required"],
+        [{ name: "bare", code: CODE, configuration: null }, "must be an object"],
+        [{ name: "bare", code: CODE, configuration: ["a"] }, "must be an object"],
+      ] as const) {
+        const response = await server.request("POST", "/reactors", { body });
+        expectProblem(response, 400, { code: "validation-failed", errors: { configuration: [message] } });
       }
+      expect((await server.request("GET", "/reactors?size=100")).body.pagination.total_items).toBe(before);
     });
 
     it("trims the name and keeps configuration names and values exactly as written", async () => {
@@ -156,8 +164,8 @@ describe.skipIf(STORE_UNAVAILABLE)("Reactors API", () => {
           ],
         },
       ],
-      ["configuration a string", { configuration: "a=b" }, { configuration: ["must be an object or null"] }],
-      ["configuration an array", { configuration: ["a"] }, { configuration: ["must be an object or null"] }],
+      ["configuration a string", { configuration: "a=b" }, { configuration: ["must be an object"] }],
+      ["configuration an array", { configuration: ["a"] }, { configuration: ["must be an object"] }],
       [
         "configuration values not strings",
         { configuration: { n: 1, b: true, o: { x: "y" }, z: null } },
@@ -239,7 +247,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Reactors API", () => {
 
     it("lists every problem at once", async () => {
       const response = await server.request("POST", "/reactors", {
-        body: { name: "  ", code: "let x = ;", application: { id: managementApp.id } },
+        body: { configuration: {}, name: "  ", code: "let x = ;", application: { id: managementApp.id } },
       });
       expectProblem(response, 400, {
         errors: {
@@ -440,10 +448,20 @@ describe.skipIf(STORE_UNAVAILABLE)("Reactors API", () => {
       expect((await get(created.id)).body).toEqual(updated);
     });
 
-    it("removes the configuration and the Application when they are left out", async () => {
+    it("refuses a replacement without configuration, which would erase it, and removes a left-out Application", async () => {
       const created = await create(reactorBody({ application: { id: privateApp.id } }));
+      for (const body of [
+        { name: "plain", code: CODE },
+        { name: "plain", code: CODE, configuration: null },
+      ]) {
+        const refused = await server.request("PUT", `/reactors/${created.id}`, { body });
+        expectProblem(refused, 400, { code: "validation-failed" });
+        expect(Object.keys(refused.body.errors)).toEqual(["configuration"]);
+      }
+      const { application: _application, ...stored } = created;
+      expect((await get(created.id)).body).toEqual(stored);
       const response = await server.request("PUT", `/reactors/${created.id}`, {
-        body: { name: "plain", code: CODE },
+        body: { name: "plain", code: CODE, configuration: {} },
       });
       expect(response.status).toBe(200);
       expect(response.body.configuration).toEqual({});
@@ -455,15 +473,18 @@ describe.skipIf(STORE_UNAVAILABLE)("Reactors API", () => {
       const created = await create();
       const { application: _a, ...before } = created;
       const cases: [unknown, Record<string, string[]>][] = [
-        [{ name: "x", code: "const x = ;" }, { code: ["Unexpected token ';' (line 1, column 11)"] }],
-        [{ name: "", code: CODE }, { name: ["must not be empty"] }],
-        [{ code: CODE }, { name: ["is required"] }],
         [
-          { name: "x", code: CODE, application: { id: managementApp.id } },
+          { name: "x", code: "const x = ;", configuration: {} },
+          { code: ["Unexpected token ';' (line 1, column 11)"] },
+        ],
+        [{ name: "", code: CODE, configuration: {} }, { name: ["must not be empty"] }],
+        [{ code: CODE, configuration: {} }, { name: ["is required"] }],
+        [
+          { name: "x", code: CODE, configuration: {}, application: { id: managementApp.id } },
           { "application.id": ["must be a public or private Application, not management"] },
         ],
         [
-          { name: "x", code: CODE, application: { id: other.privateApp.id } },
+          { name: "x", code: CODE, configuration: {}, application: { id: other.privateApp.id } },
           { "application.id": ["must be the id of an Application of this tenant"] },
         ],
         [{ name: "x", code: CODE, configuration: { a: 1 } }, { "configuration.a": ["must be a string"] }],

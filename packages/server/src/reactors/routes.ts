@@ -21,12 +21,12 @@ import type { ReactorInput, ReactorService } from "./service.js";
 const tags = ["Reactors"];
 const MERGE_PATCH = "application/merge-patch+json";
 
-/** Basis Theory SDKs may leave `configuration` out or send null for either member (wire-format §1, §7). */
+/** Basis Theory SDKs may send null for `application` (wire-format §1, §7): none. */
 function toInput(body: CreateReactorBody): ReactorInput {
   return {
     name: body.name,
     code: body.code,
-    configuration: body.configuration ?? {},
+    configuration: body.configuration,
     applicationId: body.application?.id ?? null,
   };
 }

@@ -28,14 +28,17 @@ const CONFIGURATION_DESCRIPTION =
   `entries, names of 1–200 characters, values of at most ${MAX_CONFIGURATION_VALUE_LENGTH} characters. ` +
   "Encrypted at rest.";
 
-const Configuration = nullable<Record<string, string>>(
-  {
-    additionalProperties: { type: "string", maxLength: MAX_CONFIGURATION_VALUE_LENGTH },
-    maxProperties: MAX_CONFIGURATION_ENTRIES,
-    propertyNames: CONFIGURATION_KEY,
-  },
-  `${CONFIGURATION_DESCRIPTION} Absent or null is an empty map.`,
-);
+/**
+ * Required, and an object (spec §4.3): a full replacement without it would erase a reactor's configuration
+ * silently. `{}` is none.
+ */
+const Configuration = Type.Unsafe<Record<string, string>>({
+  type: "object",
+  additionalProperties: { type: "string", maxLength: MAX_CONFIGURATION_VALUE_LENGTH },
+  maxProperties: MAX_CONFIGURATION_ENTRIES,
+  propertyNames: CONFIGURATION_KEY,
+  description: `${CONFIGURATION_DESCRIPTION} Required; \`{}\` for none.`,
+});
 
 /** Basis Theory SDKs may send a whole Application here; only its id is read. */
 const APPLICATION_REFERENCE = {
@@ -48,12 +51,11 @@ const ApplicationReference = nullable<{ id: string }>(
     "Absent or null for none.",
 );
 
-// Unknown fields are refused: `configuration` may be left out, so a misspelt one would otherwise silently
-// store a reactor without its configuration.
+// Unknown fields are refused: a misspelt member would otherwise be silently ignored.
 const reactorBody = {
   name: Name,
   code: Code,
-  configuration: Type.Optional(Configuration),
+  configuration: Configuration,
   application: Type.Optional(ApplicationReference),
 };
 
@@ -62,7 +64,8 @@ export type CreateReactorBody = Static<typeof CreateReactorBody>;
 
 export const UpdateReactorBody = Type.Object(reactorBody, {
   additionalProperties: false,
-  description: "A full replacement: an absent configuration is empty, an absent application is removed.",
+  description:
+    "A full replacement: configuration is required (`{}` for none), an absent application is removed.",
 });
 
 /** RFC 7386: absent members stay; a null in `configuration` removes that name, `application: null` the link. */

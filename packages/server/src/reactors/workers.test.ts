@@ -30,7 +30,7 @@ describe.skipIf(STORE_UNAVAILABLE)("a reactor's workers after an update or a del
   let caller: string;
 
   async function create(name: string, code: string): Promise<string> {
-    const response = await server.request("POST", "/reactors", { body: { name, code } });
+    const response = await server.request("POST", "/reactors", { body: { configuration: {}, name, code } });
     expect(response.status, response.text).toBe(201);
     return response.body.id as string;
   }
@@ -69,7 +69,7 @@ describe.skipIf(STORE_UNAVAILABLE)("a reactor's workers after an update or a del
     const v2 = await react(id, "v2");
     expect(v2).not.toBe(v1);
     const replaced = await server.request("PUT", `/reactors/${id}`, {
-      body: { name: "changing", code: versioned("v3") },
+      body: { configuration: {}, name: "changing", code: versioned("v3") },
     });
     expect(replaced.status, replaced.text).toBe(200);
     expect(await stops(v2)).toBe(true);

@@ -14,10 +14,22 @@ export interface SearchScope {
   readonly blind: (value: string) => string;
 }
 
-/** The two statements of one search: a page of token rows in result order, and the total count. */
+/**
+ * A place in the result order (created_at descending, then id descending): a keyset page holds the tokens after
+ * it. Both columns never change once a token is written, so a walk from key to key returns no token twice and
+ * skips none that exists throughout, whatever is created or deleted meanwhile.
+ */
+export interface Keyset {
+  readonly createdAt: string;
+  readonly id: string;
+}
+
+/** The statements of one search: a page of token rows in result order (by offset or by keyset), the total. */
 export interface CompiledSearch {
   /** `limit` is a positive integer; each row holds PAGE_COLUMNS, in that order. */
   page(offset: number, limit: number): RawBuilder<Database["tokens"]>;
+  /** The first `limit` tokens after `after` (from the start without it), in result order. */
+  after(after: Keyset | undefined, limit: number): RawBuilder<Database["tokens"]>;
   count(): RawBuilder<{ n: number | string | bigint }>;
 }
 
@@ -130,7 +142,7 @@ function build(predicate: Predicate | undefined, scope: SearchScope, allVisible:
     // Last: the most expensive condition, an index probe per row, runs on the fewest rows.
     ...(allVisible ? [] : [compiler.visible(source)]),
   ];
-  const where = sql.join(conditions, sql` and `);
+  const where = sql<SqlBool>`${sql.join(conditions, sql` and `)}`;
   const from = joinTokens
     ? sql`${source.from} join tokens as t on t.tenant_id = d.tenant_id and t.id = d.token_id`
     : source.from;
@@ -139,24 +151,38 @@ function build(predicate: Predicate | undefined, scope: SearchScope, allVisible:
   // A caller with no rule for searching sees nothing; the statement still runs, so the answer has one shape.
   const noMatch = scope.visiblePaths.length === 0;
 
-  return {
-    page(offset, limit) {
-      if (!Number.isSafeInteger(limit) || limit < 1) {
-        throw new RangeError(`a search page holds a positive whole number of tokens, not ${limit}`);
-      }
-      // The page is chosen on the narrowest rows (index only, when it can be), and only its tokens are read.
-      // LIMIT is the one value written into the text: SQLite (3.53) prepares a statement again on every run when
-      // its LIMIT is a bound parameter, which cost more than a small search itself. It is a checked integer (an
-      // integer cannot carry SQL), and the API allows 1 to 100, so the statement cache holds one per size used.
-      return sql<Database["tokens"]>`
+  // The page is chosen on the narrowest rows (index only, when it can be), and only its tokens are read.
+  // LIMIT is the one value written into the text: SQLite (3.53) prepares a statement again on every run when
+  // its LIMIT is a bound parameter, which cost more than a small search itself. It is a checked integer (an
+  // integer cannot carry SQL), and the API allows 1 to 100 (101 for a keyset page, which reads one more to
+  // know whether another follows), so the statement cache holds one per size used.
+  const page = (condition: RawBuilder<SqlBool>, limit: number, offset: RawBuilder<unknown>) => {
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new RangeError(`a search page holds a positive whole number of tokens, not ${limit}`);
+    }
+    return sql<Database["tokens"]>`
         select ${PAGE_SELECT} from (
           select ${id} as token_id, ${created} as created_at from ${from}
-          where ${noMatch ? sql`1 = 0` : where}
+          where ${condition}
           order by ${created} desc, ${id} desc
-          limit ${sql.lit(limit)} offset ${offset}
+          limit ${sql.lit(limit)}${offset}
         ) as p
         join tokens as t on t.tenant_id = ${scope.tenantId} and t.id = p.token_id
         order by p.created_at desc, p.token_id desc`;
+  };
+  const matching = noMatch ? sql<SqlBool>`1 = 0` : where;
+
+  return {
+    page(offset, limit) {
+      return page(matching, limit, sql` offset ${offset}`);
+    },
+    after(after, limit) {
+      // A row value, so that both engines walk the (…, created_at, id) index from the key rather than filter.
+      const past =
+        after === undefined
+          ? matching
+          : sql<SqlBool>`${matching} and (${created}, ${id}) < (${after.createdAt}, ${after.id})`;
+      return page(past, limit, sql``);
     },
     count() {
       return sql<{ n: number }>`select count(*) as n from ${from} where ${noMatch ? sql`1 = 0` : where}`;
@@ -374,6 +400,23 @@ export function searchStatements<DB>(db: Kysely<DB>, capacity = 200) {
     page(predicate: Predicate | undefined, scope: SearchScope, offset: number, limit: number): CompiledQuery {
       const { shape, values, template } = parameterize(predicate, scope, offset);
       return statement(`page:${limit}:${shape}`, () => template().page(MARKED_OFFSET, limit), values);
+    },
+    after(
+      predicate: Predicate | undefined,
+      scope: SearchScope,
+      after: Keyset | undefined,
+      limit: number,
+    ): CompiledQuery {
+      const { shape, values, template } = parameterize(predicate, scope, 0);
+      const marked = after && {
+        createdAt: marker(values.push(after.createdAt) - 1),
+        id: marker(values.push(after.id) - 1),
+      };
+      return statement(
+        `after:${limit}:${marked === undefined ? "first" : "next"}:${shape}`,
+        () => template().after(marked, limit),
+        values,
+      );
     },
     count(predicate: Predicate | undefined, scope: SearchScope): CompiledQuery {
       const { shape, values, template } = parameterize(predicate, scope, 0);

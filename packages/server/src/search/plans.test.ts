@@ -98,6 +98,31 @@ describe("search SQL", () => {
     expect(page.compile(postgresDb).sql).toMatch(/d\.blind_value = \$\d+/);
   });
 
+  it("binds a keyset page's place as parameters, and compiles it once per shape", () => {
+    for (const db of [sqliteDb, postgresDb]) {
+      const statements = searchStatements(db);
+      for (const query of ["metadata.region:eu AND type:token", 'container:"/pci/*"', ""]) {
+        const tree = parseQuery(query);
+        const predicate = tree && toPredicate(tree, { types: ["token", "social_security_number"] });
+        for (const after of [
+          undefined,
+          { createdAt: "2025-01-01T00:00:00.000Z", id: "a" },
+          { createdAt: "x", id: "b" },
+        ]) {
+          const cached = statements.after(predicate, scope(), after, 21);
+          const uncached = compileSearch(predicate, scope()).after(after, 21).compile(db);
+          expect({ sql: cached.sql, parameters: cached.parameters }).toEqual({
+            sql: uncached.sql,
+            parameters: uncached.parameters,
+          });
+          if (after !== undefined)
+            expect(cached.parameters).toEqual(expect.arrayContaining([after.createdAt, after.id]));
+          expect(cached.sql).toMatch(/limit 21\s*\)/);
+        }
+      }
+    }
+  });
+
   it("walks the driver's index rows and joins tokens only for what index rows lack", () => {
     const indexOnly = compiled("metadata.region:eu AND type:token AND created_at:[2025-01-01 TO *]");
     expect(indexOnly.count().compile(sqliteDb).sql).not.toContain("join tokens");
@@ -124,8 +149,11 @@ describe.skipIf(STORE !== "sqlite")("search plans on SQLite", () => {
     await database?.drop();
   });
 
-  async function plan(query: ReturnType<typeof compiled>, part: "page" | "count"): Promise<string> {
-    const statement = (part === "page" ? query.page(0, 20) : query.count()).compile(store.db);
+  const KEY = { createdAt: "2025-06-01T00:00:00.000Z", id: "0197" };
+  async function plan(query: ReturnType<typeof compiled>, part: "page" | "after" | "count"): Promise<string> {
+    const statement = (
+      part === "page" ? query.page(0, 20) : part === "after" ? query.after(KEY, 21) : query.count()
+    ).compile(store.db);
     const { rows } = await store.db.executeQuery<{ detail: string }>(
       CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]),
     );
@@ -150,6 +178,13 @@ describe.skipIf(STORE !== "sqlite")("search plans on SQLite", () => {
       const page = await plan(compiled(query, paths), "page");
       expect(page, page).toContain(index);
       expect(page, page).not.toMatch(/TEMP B-TREE/);
+      // A keyset page starts its walk of the same index at the key, not from the first row.
+      const after = await plan(compiled(query, paths), "after");
+      expect(after, after).toContain(index.replace(/\)$/, ""));
+      expect(after, after).not.toMatch(/TEMP B-TREE/);
+      expect(after, after).toMatch(
+        /created_at<\?|\(created_at,token_id\)<\(\?,\?\)|\(created_at,id\)<\(\?,\?\)/,
+      );
       const count = await plan(compiled(query, paths), "count");
       expect(count, count).toContain(index);
       expect(count, count).not.toMatch(/TEMP B-TREE|SCAN tokens\b/);

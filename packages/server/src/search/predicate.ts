@@ -31,6 +31,9 @@ export interface PredicateOptions {
 
 const WILDCARD_PROBLEM =
   'wildcards are only allowed at the end of a quoted container, as in container:"/pci/*"';
+const UNQUOTED_STAR_PROBLEM =
+  'wildcards are only allowed at the end of a quoted container, as in container:"/pci/*"; ' +
+  'quote the value to search for a literal *, as in data:"12*34"';
 
 export function toPredicate(node: QueryNode, options: PredicateOptions): Predicate {
   switch (node.kind) {
@@ -49,7 +52,11 @@ export function toPredicate(node: QueryNode, options: PredicateOptions): Predica
 function termPredicate(term: TermNode, options: PredicateOptions): Predicate {
   const { field, value, valueOffset } = term;
   if (field === "container") return containerPredicate(term);
-  if (value.includes("*")) throw new QueryError(WILDCARD_PROBLEM, charOffset(term, value.indexOf("*")));
+  // Only a container takes a wildcard. Inside quotes any other field's `*` is the character itself (metadata
+  // values, ids and search-index values may hold one); bare, it would read as a wildcard that is not there.
+  if (!term.quoted && value.includes("*")) {
+    throw new QueryError(UNQUOTED_STAR_PROBLEM, charOffset(term, value.indexOf("*")));
+  }
   if (field.startsWith(METADATA_PREFIX)) {
     return { kind: "metadata", key: field.slice(METADATA_PREFIX.length), value: foldCase(value) };
   }
@@ -116,4 +123,52 @@ function rangePredicate(range: RangeNode): Predicate {
     ...(lower !== undefined && { from: boundInstant(lower.text, "lower", lower.inclusive) }),
     ...(upper !== undefined && { to: boundInstant(upper.text, "upper", upper.inclusive) }),
   };
+}
+
+/** A filter of `GET /v2/tokens` that names nothing a token could hold; `field` is the query parameter. */
+export class FilterError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = "FilterError";
+  }
+}
+
+/** The filters of `GET /v2/tokens` (wire-format §4.3); `metadata` pairs must all match. */
+export interface TokenFilter {
+  readonly type?: string;
+  readonly container?: string;
+  readonly fingerprint?: string;
+  readonly metadata?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The v2 list's filters as the predicate the query language would give, ANDed: the list is a search whose query
+ * is built from parameters, never from text, so no value can be read as syntax. A container includes its
+ * sub-containers, as in Basis Theory's v2 (`container:"/pci/*"`); metadata is matched as search matches it
+ * (exact, case-insensitive).
+ */
+export function filterPredicate(filter: TokenFilter, options: PredicateOptions): Predicate | undefined {
+  const terms: Predicate[] = [];
+  if (filter.type !== undefined) {
+    if (!options.types.includes(filter.type)) {
+      throw new FilterError("type", `unknown token type; one of ${options.types.join(", ")}`);
+    }
+    terms.push({ kind: "equals", column: "type", value: filter.type });
+  }
+  if (filter.container !== undefined) {
+    const path = normalizeContainer(filter.container);
+    const problem = containerProblem(path);
+    if (problem !== undefined) throw new FilterError("container", problem);
+    if (path !== "/") terms.push({ kind: "container", path, subtree: true });
+  }
+  if (filter.fingerprint !== undefined) {
+    terms.push({ kind: "equals", column: "fingerprint", value: filter.fingerprint });
+  }
+  for (const [key, value] of Object.entries(filter.metadata ?? {})) {
+    terms.push({ kind: "metadata", key, value: foldCase(value) });
+  }
+  return terms.length === 0 ? undefined : terms.length === 1 ? terms[0] : { kind: "and", children: terms };
 }

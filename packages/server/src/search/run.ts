@@ -6,11 +6,12 @@ import {
   searchKey,
   searchStatements,
   topLevelPaths,
+  type Keyset,
   type PAGE_COLUMNS,
   type SearchScope,
 } from "./compile.js";
 import { parseQuery } from "./parser.js";
-import { toPredicate, type PredicateOptions } from "./predicate.js";
+import { toPredicate, type Predicate, type PredicateOptions } from "./predicate.js";
 import { queryShape } from "./shape.js";
 
 /** A row of a search page: the columns of PAGE_COLUMNS, in that order (tokens/store.ts reads it as a token). */
@@ -51,7 +52,7 @@ function searchCache(reads: Reads) {
 }
 
 /**
- * The one way into search (spec §4.1): the query parsed and checked (a QueryError names its place), its
+ * The one way into search (spec §4.1; `search` by offset, `walk` by keyset): the query parsed and checked (a QueryError names its place), its
  * predicate planned and compiled to one statement for the page and one for the total, both holding the
  * caller's visibility so that pages are full and totals exact, run on the store's read paths, the total kept
  * in the count cache. Answers the page's rows, the total, and the query's shape for the audit log (no values).
@@ -70,14 +71,8 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
       )
     )?.next ?? null;
 
-  return async function search(
-    query: string,
-    scope: SearchScope,
-    page: { offset: number; limit: number },
-  ): Promise<{ rows: PageRow[]; total: number; shape: string }> {
-    const tree = parseQuery(query);
-    const predicate = tree && toPredicate(tree, { types });
-    const shape = queryShape(tree);
+  /** Rules that cover every top-level container need no check per token. */
+  async function visibleScope(scope: SearchScope): Promise<SearchScope> {
     const tops = scope.visiblePaths.includes(ROOT)
       ? []
       : await cached(`tops:${scope.tenantId}`, scope.now, async () => ({
@@ -86,11 +81,41 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
           ),
           until: null,
         }));
-    // Rules that cover every top-level container need no check per token.
-    const visible = {
+    return {
       ...scope,
       visiblePaths: coversEverything(scope.visiblePaths, tops) ? [ROOT] : scope.visiblePaths,
     };
+  }
+
+  const parse = (query: string) => {
+    const tree = parseQuery(query);
+    return { predicate: tree && toPredicate(tree, { types }), shape: queryShape(tree) };
+  };
+
+  /**
+   * A keyset page (the v2 list and search, wire-format §4.4): the tokens after `after` in result order, and
+   * whether more follow (one row more is read to know). No total: a walk by keyset never needs one.
+   */
+  async function walk(
+    what: { readonly query: string } | { readonly predicate: Predicate | undefined },
+    scope: SearchScope,
+    page: { after: Keyset | undefined; limit: number },
+  ): Promise<{ rows: PageRow[]; more: boolean; shape: string }> {
+    const { predicate, shape } = "query" in what ? parse(what.query) : { ...what, shape: "" };
+    const visible = await visibleScope(scope);
+    const rows = await reads.readArrays<PageRow>(
+      searches.after(predicate, visible, page.after, page.limit + 1),
+    );
+    return { rows: rows.slice(0, page.limit), more: rows.length > page.limit, shape };
+  }
+
+  async function search(
+    query: string,
+    scope: SearchScope,
+    page: { offset: number; limit: number },
+  ): Promise<{ rows: PageRow[]; total: number; shape: string }> {
+    const { predicate, shape } = parse(query);
+    const visible = await visibleScope(scope);
     const rows = await reads.readArrays<PageRow>(searches.page(predicate, visible, page.offset, page.limit));
     // A page that is not full ends the results, so it also tells how many there are.
     const total =
@@ -101,7 +126,9 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
             return { value: Number(row?.n ?? 0), until: await nextExpiry(scope.now) };
           });
     return { rows, total, shape };
-  };
+  }
+
+  return { search, walk };
 }
 
 export type Search = ReturnType<typeof createSearch>;

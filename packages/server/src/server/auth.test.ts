@@ -85,7 +85,30 @@ describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every ro
       key: null,
       ...(route.method !== "GET" && { rawBody: "{not json" }),
     });
-    expectProblem(response, 401, { code: "unauthenticated", detail: /SVC-API-KEY/ });
+    expectProblem(response, 401, { code: "unauthenticated", detail: /SVC-API-KEY.*BT-API-KEY/ });
+  });
+
+  it.each(cases)("%s takes the key from BT-API-KEY exactly as from SVC-API-KEY", async (_name, route) => {
+    const [svc, bt] = await Promise.all(
+      ["SVC-API-KEY", "BT-API-KEY"].map((header) =>
+        server.request(route.method, route.path, {
+          key: null,
+          headers: { [header]: weakKey },
+          body: route.body,
+        }),
+      ),
+    );
+    // The weak key authenticates under either name, and is then refused the permission alike.
+    expectProblem(bt!, 403, { code: "forbidden" });
+    expect(bt!.body.detail).toBe(svc!.body.detail);
+    for (const key of ["key_mgt_unknown", regeneratedAwayKey, expiredKey]) {
+      const refused = await server.request(route.method, route.path, {
+        key: null,
+        headers: { "BT-API-KEY": key },
+        body: route.body,
+      });
+      expectProblem(refused, 401, { code: "unauthenticated" });
+    }
   });
 
   it.each(cases)(
@@ -102,6 +125,43 @@ describe.skipIf(STORE_UNAVAILABLE)("authentication and authorization on every ro
     const response = await server.request(route.method, route.path, { key: weakKey, body: route.body });
     expectProblem(response, 403, { code: "forbidden" });
     expect(response.body.detail).toContain(route.permission);
+  });
+
+  it("accepts BT-API-KEY alone, and both headers when they carry the same key", async () => {
+    for (const headers of [
+      { "BT-API-KEY": server.bootstrapKey } as Record<string, string>,
+      { "bt-api-key": server.bootstrapKey, "SVC-API-KEY": server.bootstrapKey },
+    ]) {
+      const response = await server.request("GET", "/applications/key", { key: null, headers });
+      expect(response.status, response.text).toBe(200);
+    }
+  });
+
+  it("refuses two different keys in SVC-API-KEY and BT-API-KEY, naming the conflict", async () => {
+    // Even when each key alone would be accepted: the request must not act as whichever one a proxy put first.
+    for (const [svc, bt] of [
+      [server.bootstrapKey, weakKey],
+      [weakKey, server.bootstrapKey],
+      [server.bootstrapKey, "key_mgt_unknown"],
+    ]) {
+      const response = await server.request("GET", "/applications/key", {
+        key: null,
+        headers: { "SVC-API-KEY": svc!, "BT-API-KEY": bt! },
+      });
+      expectProblem(response, 401, {
+        code: "unauthenticated",
+        detail: /SVC-API-KEY and BT-API-KEY carry different keys/,
+      });
+    }
+  });
+
+  it("declares both headers as security schemes in the OpenAPI document", async () => {
+    const document = (await server.request("GET", "/openapi.json", { key: null })).body;
+    expect(document.components.securitySchemes).toEqual({
+      apiKey: { type: "apiKey", in: "header", name: "SVC-API-KEY" },
+      btApiKey: { type: "apiKey", in: "header", name: "BT-API-KEY" },
+    });
+    expect(document.security).toEqual([{ apiKey: [] }, { btApiKey: [] }]);
   });
 
   it("accepts the header in any letter case", async () => {

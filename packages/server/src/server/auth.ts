@@ -4,10 +4,13 @@ import type { Principal } from "../access/principal.js";
 import type { ReadContext } from "../storage/database.js";
 import { AppError } from "./errors.js";
 
+/** For the one route any valid key may call: `GET /permissions`, the catalog, the same for every caller. */
+export const ANY_APPLICATION = "any-application";
+
 declare module "fastify" {
   interface FastifyContextConfig {
     /** The permission the route requires (STYLE §7); every API route must declare one. */
-    permission?: Permission;
+    permission?: Permission | typeof ANY_APPLICATION;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -26,6 +29,28 @@ export interface Authenticator {
 }
 
 export const API_KEY_HEADER = "svc-api-key";
+/** Basis Theory's name for the same header, which its SDKs send (wire-format §1): accepted exactly alike. */
+export const BT_API_KEY_HEADER = "bt-api-key";
+
+/**
+ * The key a request carries in either header. Both with different values is refused rather than one picked: a
+ * proxy adding its own key beside the caller's must not decide which Application the request acts as.
+ */
+function apiKeyOf(request: FastifyRequest): string {
+  const keys = [request.headers[API_KEY_HEADER], request.headers[BT_API_KEY_HEADER]].filter(
+    (key): key is string => typeof key === "string" && key.length > 0,
+  );
+  if (keys.length === 0) {
+    throw new AppError("unauthenticated", "Send an API key in the SVC-API-KEY (or BT-API-KEY) header.");
+  }
+  if (keys.length === 2 && keys[0] !== keys[1]) {
+    throw new AppError(
+      "unauthenticated",
+      "SVC-API-KEY and BT-API-KEY carry different keys; send one of them, or the same key in both.",
+    );
+  }
+  return keys[0]!;
+}
 
 /**
  * Installs authentication and authorization on the API scope it is called in. It runs at `onRequest`, before
@@ -44,11 +69,7 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
   api.addHook("onRequest", async (request) => {
     const permission = request.routeOptions.config.permission;
     if (permission === undefined) throw new AppError("internal", "route without a permission");
-    const key = request.headers[API_KEY_HEADER];
-    if (typeof key !== "string" || key.length === 0) {
-      throw new AppError("unauthenticated", "Send an API key in the SVC-API-KEY header.");
-    }
-    const authenticated = await authenticator.authenticate(key);
+    const authenticated = await authenticator.authenticate(apiKeyOf(request));
     if (authenticated === undefined) {
       throw new AppError(
         "unauthenticated",
@@ -56,7 +77,7 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
       );
     }
     const { principal, read } = authenticated;
-    if (!holdsPermission(principal.application, permission)) {
+    if (permission !== ANY_APPLICATION && !holdsPermission(principal.application, permission)) {
       throw AppError.forbidden(`The Application lacks the permission ${permission}.`);
     }
     request.principal = { ...principal, requestId: request.id };

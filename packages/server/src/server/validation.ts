@@ -1,5 +1,6 @@
 import { Ajv, type Options, type ValidateFunction } from "ajv";
 import addFormats from "ajv-formats";
+import type { FastifyRequest } from "fastify";
 import type { TSchema } from "typebox";
 import { addError, type FieldErrors } from "./errors.js";
 import { NO_CONTROL_CHARACTERS } from "./schemas.js";
@@ -111,4 +112,12 @@ function describe(issue: ValidationIssue): string {
 function article(type: string): string {
   const name = type.replace(/,/g, " or ");
   return /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
+}
+
+/**
+ * A `preValidation` hook for the POSTs whose every body field is optional (searches, react): no body at all is
+ * `{}`, as Basis Theory's SDKs assume when they send none. A body that is there is validated as sent.
+ */
+export async function absentBodyIsEmpty(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined) request.body = {};
 }

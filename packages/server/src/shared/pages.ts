@@ -21,3 +21,19 @@ export function offsetOf(request: PageRequest): number {
 export function pageOf<T>(items: readonly T[], total: number, request: PageRequest): Page<T> {
   return { items, total, request };
 }
+
+/**
+ * One page of a keyset walk (the v2 list and search): its items, the size asked for, and the opaque cursor of
+ * the next page, absent on the last one.
+ */
+export interface CursorPage<T> {
+  readonly items: readonly T[];
+  readonly size: number;
+  readonly next: string | undefined;
+}
+
+/** A keyset page asked for: the cursor it starts after (none for the first), and its size. */
+export interface CursorRequest {
+  readonly start?: string;
+  readonly size: number;
+}

@@ -5,15 +5,18 @@ import { countDataTerms } from "../search/shape.js";
 import { principalOf, readContextOf } from "../server/auth.js";
 import { AppError } from "../server/errors.js";
 import { hasControlCharacter } from "../shared/text.js";
-import { pageRequest, presentPage } from "../server/pagination.js";
+import { DEFAULT_PAGE_SIZE, pageRequest, presentCursorPage, presentPage } from "../server/pagination.js";
 import { responses } from "../server/problem-schema.js";
-import { createValidator } from "../server/validation.js";
+import { absentBodyIsEmpty, createValidator } from "../server/validation.js";
 import { presentToken } from "./present.js";
 import {
   CreateTokenBody,
   ListTokensQuery,
+  ListTokensV2Query,
   PatchTokenBody,
   SearchTokensBody,
+  SearchTokensV2Body,
+  TokenCursorPage,
   TokenIdParams,
   TokenPage,
   TokenSchema,
@@ -35,9 +38,35 @@ function toCreateInput(body: CreateTokenBody): CreateTokenInput {
     ...(body.fingerprint_expression !== undefined && { fingerprintExpression: body.fingerprint_expression }),
     ...(body.mask !== undefined && { mask: body.mask }),
     ...(body.deduplicate_token !== undefined && { deduplicateToken: body.deduplicate_token }),
-    ...(body.expires_at !== undefined && { expiresAt: body.expires_at }),
+    // null is the default, never expiring, as absent is (wire-format §1: Nulls).
+    ...(body.expires_at != null && { expiresAt: body.expires_at }),
     ...(body.containers !== undefined && { containers: body.containers }),
   };
+}
+
+/** The v2 list's `metadata`: JSON text of an object of strings, as Basis Theory's node-sdk sends it. */
+function metadataFilter(text: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const entries =
+    typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? Object.entries(parsed)
+      : undefined;
+  if (
+    entries === undefined ||
+    entries.some(
+      ([key, value]) => key === "" || typeof value !== "string" || hasControlCharacter(key + value),
+    )
+  ) {
+    throw AppError.validation({
+      metadata: ['must be a JSON object of non-empty keys to strings, such as {"region":"eu"}'],
+    });
+  }
+  return Object.fromEntries(entries);
 }
 
 const validateNestedCreate = createValidator<CreateTokenBody>(CreateTokenBody);
@@ -124,6 +153,7 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           concurrency: "searches",
           dataTerms: (body) => countDataTerms((body as SearchTokensBody).query),
         },
+        preValidation: absentBodyIsEmpty,
         schema: {
           tags,
           summary: "Search tokens",
@@ -142,6 +172,67 @@ export function tokenRoutes(service: TokenService): FastifyPluginAsyncTypebox {
           pageRequest(request.body),
         );
         return presentPage(page, presentToken);
+      },
+    );
+
+    app.get(
+      "/v2/tokens",
+      {
+        config: { permission: "token:read" },
+        schema: {
+          tags,
+          summary: "List tokens, walked by cursor (Basis Theory's v2 list)",
+          description:
+            "Newest first (created_at descending, then id). `pagination.next` is an opaque cursor bound to this " +
+            "tenant, key's Application and filters: send it back as `start` for the next page; it is null on the " +
+            "last. A token created or deleted during the walk never makes another appear twice or go missing.",
+          querystring: ListTokensV2Query,
+          response: responses({ 200: TokenCursorPage }),
+        },
+      },
+      async (request) => {
+        const { type, container, fingerprint, metadata, start, size } = request.query;
+        const page = await service.listV2(
+          principalOf(request),
+          {
+            ...(type !== undefined && { type }),
+            ...(container !== undefined && { container }),
+            ...(fingerprint !== undefined && { fingerprint }),
+            ...(metadata !== undefined && { metadata: metadataFilter(metadata) }),
+          },
+          { ...(start !== undefined && { start }), size: size ?? DEFAULT_PAGE_SIZE },
+        );
+        return presentCursorPage(page, presentToken);
+      },
+    );
+
+    app.post(
+      "/v2/tokens/search",
+      {
+        config: {
+          permission: "token:search",
+          concurrency: "searches",
+          dataTerms: (body) => countDataTerms((body as SearchTokensV2Body).query),
+        },
+        preValidation: absentBodyIsEmpty,
+        schema: {
+          tags,
+          summary: "Search tokens, walked by cursor (Basis Theory's v2 search)",
+          description:
+            "The whole query language of POST /tokens/search (a superset of Basis Theory's v2), with the same " +
+            "rules and order; pages are walked with the opaque `pagination.next` cursor sent back as `start`, " +
+            "which is bound to this tenant, key's Application and query. An absent body is `{}`.",
+          body: SearchTokensV2Body,
+          response: responses({ 200: TokenCursorPage }),
+        },
+      },
+      async (request) => {
+        const { body } = request;
+        const page = await service.searchV2(principalOf(request), body.query ?? "", {
+          ...(body.start != null && { start: body.start }),
+          size: body.size ?? DEFAULT_PAGE_SIZE,
+        });
+        return presentCursorPage(page, presentToken);
       },
     );
 

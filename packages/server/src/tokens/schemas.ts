@@ -1,6 +1,13 @@
 import { Type, type Static } from "typebox";
-import { PageParams, PageOf } from "../server/pagination.js";
-import { NO_CONTROL_CHARACTERS, StringEnum, Timestamp, Uuid } from "../server/schemas.js";
+import {
+  CursorBodyParams,
+  CursorPageOf,
+  CursorQueryParams,
+  PageBodyParams,
+  PageOf,
+  PageParams,
+} from "../server/pagination.js";
+import { NO_CONTROL_CHARACTERS, OrNull, StringEnum, Timestamp, Uuid } from "../server/schemas.js";
 import { TOKEN_TYPES } from "./token-types.js";
 
 export const MAX_EXPRESSION_LENGTH = 4096;
@@ -49,7 +56,9 @@ export const CreateTokenBody = Type.Object(
     fingerprint_expression: Type.Optional(Expression),
     mask: Type.Optional(Mask),
     deduplicate_token: Type.Optional(Type.Boolean()),
-    expires_at: Type.Optional(Type.String({ format: "date-time" })),
+    expires_at: Type.Optional(
+      OrNull(Type.String({ format: "date-time" }), "When the token expires; absent or null for never."),
+    ),
     containers: Type.Optional(Containers),
     privacy: Privacy,
   },
@@ -136,18 +145,44 @@ export const ListTokensQuery = Type.Object(
 
 export const TokenPage = PageOf(TokenSchema);
 
+const Query = Type.Optional(
+  Type.Union([Type.String(), Type.Null()], {
+    description:
+      "Lucene-style query (spec §4.1, docs/search.md); empty or null matches every token the caller may search. " +
+      "At most 4 KiB, 64 terms and 16 levels of parentheses.",
+    examples: ["type:social_security_number AND metadata.region:eu AND created_at:[2025-01-01 TO *]"],
+  }),
+);
+
 export const SearchTokensBody = Type.Object(
-  {
-    query: Type.Optional(
-      Type.Union([Type.String(), Type.Null()], {
-        description:
-          "Lucene-style query (spec §4.1, docs/search.md); empty or null matches every token the caller may search. " +
-          "At most 4 KiB, 64 terms and 16 levels of parentheses.",
-        examples: ["type:social_security_number AND metadata.region:eu AND created_at:[2025-01-01 TO *]"],
-      }),
-    ),
-    ...PageParams,
-  },
+  { query: Query, ...PageBodyParams },
   { additionalProperties: false },
 );
 export type SearchTokensBody = Static<typeof SearchTokensBody>;
+
+/** `POST /v2/tokens/search` (wire-format §4.4): the whole query language, walked by cursor. */
+export const SearchTokensV2Body = Type.Object(
+  { query: Query, ...CursorBodyParams },
+  { additionalProperties: false },
+);
+export type SearchTokensV2Body = Static<typeof SearchTokensV2Body>;
+
+/** `GET /v2/tokens` (wire-format §4.3), as Basis Theory's node-sdk sends it. */
+export const ListTokensV2Query = Type.Object({
+  type: Type.Optional(TokenType),
+  container: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 400, description: "Tokens in this container or below it." }),
+  ),
+  fingerprint: Type.Optional(Type.String({ minLength: 1, maxLength: 400 })),
+  metadata: Type.Optional(
+    Type.String({
+      maxLength: 64 * 1024,
+      description:
+        'A JSON object of metadata pairs that must all match (exact, case-insensitive): `{"region":"eu"}`.',
+    }),
+  ),
+  ...CursorQueryParams,
+});
+export type ListTokensV2Query = Static<typeof ListTokensV2Query>;
+
+export const TokenCursorPage = CursorPageOf(TokenSchema);

@@ -5,10 +5,20 @@ import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
 import { blindIndex, foldCase } from "../crypto/blind-index.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
+import type { Keyset } from "../search/compile.js";
+import { createCursors, CursorError } from "../search/cursor.js";
 import { QueryError } from "../search/parser.js";
+import { FilterError, filterPredicate, type Predicate, type TokenFilter } from "../search/predicate.js";
 import { createSearch } from "../search/run.js";
 import { AppError } from "../server/errors.js";
-import { offsetOf, pageOf, type Page, type PageRequest } from "../shared/pages.js";
+import {
+  offsetOf,
+  pageOf,
+  type CursorPage,
+  type CursorRequest,
+  type Page,
+  type PageRequest,
+} from "../shared/pages.js";
 import type { ReadContext, Store } from "../storage/database.js";
 import { assertMayWrite, assertUpdateShowsNothing, decideOrNotFound } from "./access.js";
 import { shownTokens, tokenEntry } from "./audit-entries.js";
@@ -23,6 +33,7 @@ import type { TokenRecord } from "./types.js";
 import { createViews, type TokenView } from "./views.js";
 
 export type { CreateTokenInput, PatchTokenInput } from "./draft.js";
+export type { TokenFilter } from "../search/predicate.js";
 export type { TokenView } from "./views.js";
 
 export interface TokenServiceDeps {
@@ -38,6 +49,16 @@ export interface TokenServiceDeps {
  * (pure), access.ts and access/transform.ts decide what the caller may do and see, views.ts decrypts only what is
  * shown, create.ts and bulk.ts write, search/run.ts searches, store.ts holds the rows, audit-entries.ts records.
  */
+/** A filter naming nothing a token could hold is a 400 on that parameter. */
+function catchFilter<T>(build: () => T): T {
+  try {
+    return build();
+  } catch (error) {
+    if (!(error instanceof FilterError)) throw error;
+    throw AppError.validation({ [error.field]: [error.message] });
+  }
+}
+
 export function createTokenService({ store, keys, expressions, clock, audit }: TokenServiceDeps) {
   /** Reads outside a transaction share one store, so its precompiled queries are compiled once. */
   const tokens = tokenStore(store.db, store);
@@ -57,6 +78,69 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     const stored = await tokens.findById(principal.tenantId, id, now(), read.versions?.tokens);
     if (stored === undefined) throw AppError.notFound(`Token ${id}`);
     return { stored, decision: decideOrNotFound(principal, permission, stored.record) };
+  }
+
+  /**
+   * One page of a keyset walk: the caller's rules for `permission` in the statement (pages are full), each token
+   * shown through its own decision, the next page's place sealed into a cursor bound to this tenant,
+   * Application and walk (search/cursor.ts), so that a cursor altered or carried to another walk is a 400.
+   */
+  async function walkTokens(
+    principal: Principal,
+    permission: "token:read" | "token:search",
+    what: { readonly query: string } | { readonly predicate: Predicate | undefined },
+    walk: string,
+    page: CursorRequest,
+    audited: { action: "token.list" | "token.search"; details: Record<string, unknown> },
+  ): Promise<CursorPage<TokenView>> {
+    const indexKey = (await keys.current(principal.tenantId, "index")).key;
+    const cursors = createCursors(indexKey);
+    const binding = { tenantId: principal.tenantId, applicationId: principal.application.id, walk };
+    let after: Keyset | undefined;
+    if (page.start !== undefined) {
+      try {
+        after = cursors.open(page.start, binding);
+      } catch (error) {
+        if (!(error instanceof CursorError)) throw error;
+        throw AppError.validation({ start: [error.message] });
+      }
+    }
+    const scope = {
+      tenantId: principal.tenantId,
+      now: now(),
+      visiblePaths: ruleContainers(principal.application, permission),
+      blind: (value: string) => blindIndex(indexKey, value),
+    };
+    const { rows, more, shape } = await search
+      .walk(what, scope, { after, limit: page.size })
+      .catch((error: unknown) => {
+        if (!(error instanceof QueryError)) throw error;
+        throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
+      });
+    const rules = effectiveRules(principal.application);
+    const decided = rows.map((row) => {
+      const stored = fromPageRow(principal.tenantId, row);
+      const decision = decideAmong(rules, permission, stored.record.containers);
+      // The statement already holds the caller's rules; a row it returns must have a deciding rule.
+      if (decision === undefined)
+        throw new Error(`search returned token ${stored.record.id} it may not show`);
+      return { stored, record: stored.record, decision };
+    });
+    const shown = await views.ofMany(principal.tenantId, decided);
+    const last = decided.at(-1)?.record;
+    const next =
+      more && last !== undefined
+        ? cursors.seal({ createdAt: last.createdAt, id: last.id }, binding)
+        : undefined;
+    const details = {
+      ...audited.details,
+      ...("query" in what && { query: shape }),
+      cursor: page.start !== undefined,
+      size: page.size,
+      tokens: shownTokens(decided),
+    };
+    await audit.record([tokenEntry(principal, audited.action, null, { details })]);
+    return { items: shown, size: page.size, next };
   }
 
   return {
@@ -170,14 +254,16 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         visiblePaths: ruleContainers(principal.application, "token:search"),
         blind: (value: string) => blindIndex(indexKey, value),
       };
-      const { rows, total, shape } = await search(query, scope, {
-        offset: offsetOf(page),
-        limit: page.size,
-      }).catch((error: unknown) => {
-        if (!(error instanceof QueryError)) throw error;
-        // Every problem with a query is a 400 naming its place (DESIGN §7).
-        throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
-      });
+      const { rows, total, shape } = await search
+        .search(query, scope, {
+          offset: offsetOf(page),
+          limit: page.size,
+        })
+        .catch((error: unknown) => {
+          if (!(error instanceof QueryError)) throw error;
+          // Every problem with a query is a 400 naming its place (DESIGN §7).
+          throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
+        });
       const rules = effectiveRules(principal.application);
       const decided = rows.map((row) => {
         const stored = fromPageRow(principal.tenantId, row);
@@ -191,6 +277,33 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       const details = { query: shape, page: page.page, size: page.size, total, tokens: shownTokens(decided) };
       await audit.record([tokenEntry(principal, "token.search", null, { details })]);
       return pageOf(shown, total, page);
+    },
+
+    /** `GET /v2/tokens` (wire-format §4.3): the filters as a search predicate, walked by keyset under token:read. */
+    async listV2(
+      principal: Principal,
+      filter: TokenFilter,
+      page: CursorRequest,
+    ): Promise<CursorPage<TokenView>> {
+      const predicate = catchFilter(() => filterPredicate(filter, { types: TOKEN_TYPES }));
+      const canonical = JSON.stringify([
+        filter.type ?? null,
+        filter.container ?? null,
+        filter.fingerprint ?? null,
+        Object.entries(filter.metadata ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      ]);
+      return walkTokens(principal, "token:read", { predicate }, `list\u0000${canonical}`, page, {
+        action: "token.list",
+        details: { filters: Object.keys(filter).sort() },
+      });
+    },
+
+    /** `POST /v2/tokens/search` (wire-format §4.4): the same language, compiler and rules as `search`, by keyset. */
+    async searchV2(principal: Principal, query: string, page: CursorRequest): Promise<CursorPage<TokenView>> {
+      return walkTokens(principal, "token:search", { query }, `search\u0000${query}`, page, {
+        action: "token.search",
+        details: {},
+      });
     },
 
     tokenize: bulk.tokenize,

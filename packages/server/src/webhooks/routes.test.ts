@@ -34,7 +34,11 @@ describe.skipIf(STORE_UNAVAILABLE)("the webhook signing secret", () => {
     server = await startTestServer({ TESSERA_WEBHOOK_ALLOW_PRIVATE: "true", TESSERA_JOB_POLL_MS: "50" });
     caller = await created("/applications", { name: "caller", type: "private", permissions: ["token:use"] });
     reactorId = (
-      await created("/reactors", { name: "hook", code: "module.exports = async () => ({ raw: {} });" })
+      await created("/reactors", {
+        configuration: {},
+        name: "hook",
+        code: "module.exports = async () => ({ raw: {} });",
+      })
     ).id;
   });
   afterAll(async () => {
@@ -127,7 +131,7 @@ describe.skipIf(STORE_UNAVAILABLE)("callback URLs by default", () => {
     });
     caller = app.body.key;
     const reactor = await server.request("POST", "/reactors", {
-      body: { name: "r", code: "module.exports = async () => ({});" },
+      body: { configuration: {}, name: "r", code: "module.exports = async () => ({});" },
     });
     reactorId = reactor.body.id;
   });

@@ -216,6 +216,7 @@ describe.skipIf(STORE_UNAVAILABLE)("npm packages through the API", () => {
   it("saves and runs a reactor using uuid, and refuses a package outside the list with a 400", async () => {
     const created = await server.request("POST", "/reactors", {
       body: {
+        configuration: {},
         name: "ids",
         code: `const { v4 } = require("uuid");\nmodule.exports = async () => ({ raw: { id: v4() } });`,
       },
@@ -233,7 +234,11 @@ describe.skipIf(STORE_UNAVAILABLE)("npm packages through the API", () => {
     expect(reacted.body.raw.id).toMatch(UUID_V4);
 
     const refused = await server.request("POST", "/reactors", {
-      body: { name: "lodash", code: `const _ = require("lodash");\nmodule.exports = async () => ({});` },
+      body: {
+        configuration: {},
+        name: "lodash",
+        code: `const _ = require("lodash");\nmodule.exports = async () => ({});`,
+      },
     });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({
