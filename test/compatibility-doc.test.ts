@@ -3,6 +3,7 @@
 // renamed without the page changing fails this test.
 import { readFileSync } from "node:fs";
 import { openApiDocument } from "@tessera/server";
+import { BUILTIN_MODULES } from "../packages/server/src/reactors/sandbox/modules.js";
 import { beforeAll, describe, expect, it } from "vitest";
 
 const PAGE = readFileSync(new URL("../docs/compatibility.md", import.meta.url), "utf8");
@@ -112,8 +113,12 @@ describe("docs/compatibility.md", () => {
     }
   });
 
-  it("marks the parts of issue 18 built on another branch as such", () => {
-    const inProgress = PAGE.slice(PAGE.indexOf("\n## In progress on another branch\n"));
-    expect(inProgress.match(/in progress on another branch \|/g)?.length).toBeGreaterThanOrEqual(3);
+  it("lists exactly the built-in modules reactor code may require", () => {
+    const section = PAGE.slice(PAGE.indexOf("\n## Reactor code\n"));
+    const line = section.slice(section.indexOf("- `require` serves"), section.indexOf("the error classes"));
+    const listed = [...line.matchAll(/`([a-z]+)`/g)]
+      .map((match) => match[1])
+      .filter((name) => name !== "require");
+    expect(listed).toEqual([...BUILTIN_MODULES]);
   });
 });

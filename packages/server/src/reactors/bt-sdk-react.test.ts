@@ -17,17 +17,8 @@ describe.skipIf(STORE_UNAVAILABLE)("a reactor driven through @basis-theory/node-
   let management: BasisTheoryClient;
   let backend: BasisTheoryClient;
 
-  /**
-   * `apiKey` and `baseUrl`, as a BT client configures it. The SVC-API-KEY header carries the same key until this
-   * branch meets issue 18's item 1 (BT-API-KEY accepted, on another branch); it can be dropped then.
-   */
-  const client = (key: string) =>
-    new BasisTheoryClient({
-      apiKey: key,
-      baseUrl: server.url,
-      headers: { "SVC-API-KEY": key },
-      maxRetries: 0,
-    });
+  /** `apiKey` and `baseUrl`, as a BT client configures it; no retries, so a refusal is seen once. */
+  const client = (key: string) => new BasisTheoryClient({ apiKey: key, baseUrl: server.url, maxRetries: 0 });
 
   beforeAll(async () => {
     server = await startTestServer({ TESSERA_REACTOR_TIMEOUT_MS: "20000" });
