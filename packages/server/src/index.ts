@@ -11,6 +11,9 @@ export {
 export { buildApp, type AppDeps } from "./server/app.js";
 export { migrateToLatest, MigrationError } from "./storage/migrate.js";
 export { StoreUnreachableError } from "./storage/availability.js";
-export { MasterKeyMismatchError, StoreNotInitializedError } from "./tenants/service.js";
+export { StoreNotInitializedError } from "./tenants/service.js";
+export { MasterKeyMismatchError } from "./keys/providers/open.js";
+export { MasterKeyProviderError } from "./keys/providers/provider.js";
+export { MasterKeyUnavailableError } from "./keys/providers/custody.js";
 export { systemClock, type Clock } from "./clock.js";
 export { UnknownTenantError } from "./keys/rotation.js";

@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { bootstrap, openVault, serve } from "./main.js";
 import { migrateThrough } from "./storage/migrate.js";
-import { MasterKeyMismatchError } from "./tenants/service.js";
+import { MasterKeyMismatchError } from "./keys/providers/open.js";
 import { tenantStore } from "./tenants/store.js";
 
 const silent = createLogger("silent");
@@ -149,7 +149,10 @@ describe.skipIf(STORE_UNAVAILABLE)(`a start with the wrong master key (${STORE})
     try {
       await migrateThrough(store, "0001-initial");
       const tenant = { id: "t-old", name: "old", createdBy: null, createdAt: "2026-01-01T00:00:00.000Z" };
-      await tenantStore(store.db).insert(tenant, createKeyring(randomBytes(32)).newTenantKeys(tenant.id));
+      await tenantStore(store.db).insert(
+        tenant,
+        await createKeyring(randomBytes(32)).newTenantKeys(tenant.id),
+      );
     } finally {
       await store.close();
     }

@@ -24,7 +24,7 @@ export async function auditKey(
       // Another instance may have made it while this one waited for the lock.
       const raced = await find(trx);
       if (raced !== undefined) return keyring.unwrap(tenantId, raced);
-      const made = keyring.newKey(tenantId, "audit", 1);
+      const made = await keyring.newKey(tenantId, "audit", 1);
       await tenantStore(trx).addKey(tenantId, made, clock.now().toISOString());
       return keyring.unwrap(tenantId, made);
     },

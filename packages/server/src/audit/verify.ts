@@ -37,7 +37,7 @@ export async function verifyAuditLog(
   for (const tenantId of tenantIds ?? (await tenantStore(store.db).ids())) {
     const problems: string[] = [];
     const [wrapped] = await tenantStore(store.db).keysOf(tenantId, "audit");
-    const key = wrapped === undefined ? undefined : keyring.unwrap(tenantId, wrapped);
+    const key = wrapped === undefined ? undefined : await keyring.unwrap(tenantId, wrapped);
     let expected = 1;
     let previous = GENESIS;
     let rows = 0;

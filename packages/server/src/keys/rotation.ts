@@ -84,7 +84,7 @@ export function createKeyRotation({
             );
             await tenantStore(trx).addKey(
               tenantId,
-              keyring.newKey(tenantId, "data", current + 1),
+              await keyring.newKey(tenantId, "data", current + 1),
               clock.now().toISOString(),
             );
             // Run from the command line: Tessera itself acts, so there is no actor.

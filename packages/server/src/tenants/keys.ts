@@ -42,12 +42,13 @@ export function createTenantKeys(deps: {
 
   async function load(tenantId: string, db = deps.db): Promise<Loaded> {
     const wrapped = await tenantStore(db).keys(tenantId);
+    const unwrapped = await Promise.all(wrapped.map((k) => deps.keyring.unwrap(tenantId, k)));
     const keys = new Map<string, Buffer>();
     const newest = new Map<TenantKeyPurpose, number>();
-    for (const k of wrapped) {
-      keys.set(`${k.purpose}:${k.version}`, deps.keyring.unwrap(tenantId, k));
+    wrapped.forEach((k, i) => {
+      keys.set(`${k.purpose}:${k.version}`, unwrapped[i]!);
       newest.set(k.purpose, Math.max(newest.get(k.purpose) ?? 0, k.version));
-    }
+    });
     const loaded = { at: deps.clock.now().getTime(), keys, newest };
     cache.set(tenantId, loaded);
     return loaded;

@@ -7,10 +7,10 @@ import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../clock.js";
 import { generateApiKey, hashApiKey } from "../crypto/api-keys.js";
-import type { Keyring } from "../crypto/keyring.js";
+import type { Keyring, WrappedTenantKey } from "../crypto/keyring.js";
 import { AppError, textProblem } from "../server/errors.js";
 import type { Executor, Store } from "../storage/database.js";
-import { tenantStore, type StoredTenantKey } from "./store.js";
+import { tenantStore } from "./store.js";
 import type { Tenant } from "./types.js";
 
 const BOOTSTRAP_TENANT = "bootstrap_tenant_id";
@@ -28,29 +28,15 @@ export interface CreatedTenant extends IssuedApplication {
   readonly tenant: Tenant;
 }
 
+interface PreparedTenant {
+  readonly tenant: Tenant;
+  readonly keys: WrappedTenantKey[];
+}
+
 export class StoreNotInitializedError extends Error {
   constructor() {
     super("the store has no bootstrap tenant yet: run `tessera init` or `tessera serve` first");
     this.name = "StoreNotInitializedError";
-  }
-}
-
-export class MasterKeyMismatchError extends Error {
-  constructor() {
-    super(
-      "the configured master key cannot unwrap this store's keys: it is not the key the store was created with",
-    );
-    this.name = "MasterKeyMismatchError";
-  }
-}
-
-/** Throws MasterKeyMismatchError unless the keyring's master key unwraps `stored`, a key the store holds. */
-export function verifyMasterKey(keyring: Keyring, stored: StoredTenantKey | undefined): void {
-  if (stored === undefined) return;
-  try {
-    keyring.unwrap(stored.tenantId, stored.key);
-  } catch {
-    throw new MasterKeyMismatchError();
   }
 }
 
@@ -68,24 +54,30 @@ export function createTenantService({ store, keyring, clock, audit }: TenantServ
     entityId: id,
   });
 
+  /**
+   * A new tenant and its keys, wrapped before any transaction opens: the master key may be an HSM or a KMS, and a
+   * write transaction (SQLite's one writer) does not wait on it.
+   */
+  async function prepareTenant(name: string, createdBy: string | null): Promise<PreparedTenant> {
+    const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: clock.now().toISOString() };
+    return { tenant, keys: await keyring.newTenantKeys(tenant.id) };
+  }
+
   /** Called inside a transaction: a tenant never exists without its keys and its first management Application. */
   async function insertTenant(
     trx: Executor,
-    name: string,
-    createdBy: string | null,
+    { tenant, keys }: PreparedTenant,
     options: { includeTenantCreate: boolean; key?: string },
   ): Promise<CreatedTenant> {
-    const now = clock.now();
-    const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: now.toISOString() };
-    await tenantStore(trx).insert(tenant, keyring.newTenantKeys(tenant.id));
+    await tenantStore(trx).insert(tenant, keys);
     const issued = await insertApplication(trx, {
       tenantId: tenant.id,
-      name: `${name} administrator`.slice(0, 200),
+      name: `${tenant.name} administrator`.slice(0, 200),
       type: "management",
       permissions: managementPermissions({ includeTenantCreate: options.includeTenantCreate }),
       rules: [],
-      createdBy,
-      createdAt: now,
+      createdBy: tenant.createdBy,
+      createdAt: new Date(tenant.createdAt),
       expiresAt: null,
       ...(options.key !== undefined && { key: options.key }),
     });
@@ -98,10 +90,9 @@ export function createTenantService({ store, keyring, clock, audit }: TenantServ
       const name = input.name.trim();
       const problem = textProblem(name);
       if (problem !== undefined) throw AppError.validation({ name: [problem] });
+      const prepared = await prepareTenant(name, principal.application.id);
       return store.transaction(async (trx) => {
-        const created = await insertTenant(trx, name, principal.application.id, {
-          includeTenantCreate: false,
-        });
+        const created = await insertTenant(trx, prepared, { includeTenantCreate: false });
         await audit?.within(trx, [
           auditEntry(principal, "tenant.create", { type: "tenant", id: created.tenant.id }),
           {
@@ -124,10 +115,13 @@ export function createTenantService({ store, keyring, clock, audit }: TenantServ
      * an advisory lock so that instances starting together on one PostgreSQL create it once.
      */
     async bootstrap(options: { key?: string }): Promise<CreatedTenant | undefined> {
+      // Every start comes here: the keys are wrapped (a KMS call each) only when there is no tenant yet.
+      if (await tenantStore(store.db).exists()) return undefined;
+      const prepared = await prepareTenant("default", null);
       return store.transaction(
         async (trx) => {
           if (await tenantStore(trx).exists()) return undefined;
-          const created = await insertTenant(trx, "default", null, { includeTenantCreate: true, ...options });
+          const created = await insertTenant(trx, prepared, { includeTenantCreate: true, ...options });
           await tenantStore(trx).setMeta(BOOTSTRAP_TENANT, created.tenant.id);
           await tenantStore(trx).setMeta(BOOTSTRAP_APPLICATION, created.application.id);
           await audit?.within(trx, [bySystem(created.tenant.id, "tenant.create", created.tenant.id)]);

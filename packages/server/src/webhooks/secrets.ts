@@ -37,8 +37,12 @@ export function createWebhookSecrets(deps: {
     const overlapEnds = new Date(new Date(newest.createdAt).getTime() + ROTATION_OVERLAP_MS);
     const previous = keys[1] !== undefined && overlapEnds > deps.clock.now() ? keys[1] : undefined;
     return {
-      newest: { ...newest, key: deps.keyring.unwrap(tenantId, newest) },
-      previous: previous && { ...previous, key: deps.keyring.unwrap(tenantId, previous), until: overlapEnds },
+      newest: { ...newest, key: await deps.keyring.unwrap(tenantId, newest) },
+      previous: previous && {
+        ...previous,
+        key: await deps.keyring.unwrap(tenantId, previous),
+        until: overlapEnds,
+      },
     };
   }
 
@@ -70,7 +74,7 @@ export function createWebhookSecrets(deps: {
           const version = (newest?.version ?? 0) + 1;
           await tenantStore(trx).addKey(
             tenantId,
-            deps.keyring.newKey(tenantId, "webhook", version),
+            await deps.keyring.newKey(tenantId, "webhook", version),
             deps.clock.now().toISOString(),
           );
           await deps.audit.within(trx, [
