@@ -48,6 +48,8 @@ export interface KeySpec {
   readonly extractable?: boolean;
   readonly encrypt?: boolean;
   readonly id?: Buffer;
+  /** CKA_ALLOWED_MECHANISMS: the only mechanisms the token lets the key take part in. */
+  readonly allowedMechanisms?: readonly number[];
 }
 
 export interface SoftHsm {
@@ -136,6 +138,9 @@ export function createSoftHsm(): SoftHsm {
             { type: p11.CKA_DECRYPT, value: true },
             { type: p11.CKA_SENSITIVE, value: !(key.extractable ?? false) },
             { type: p11.CKA_EXTRACTABLE, value: key.extractable ?? false },
+            ...(key.allowedMechanisms === undefined
+              ? []
+              : [{ type: p11.CKA_ALLOWED_MECHANISMS, value: ulongs(key.allowedMechanisms) }]),
           ]);
         }
         lib.C_CloseSession(session);
@@ -149,6 +154,13 @@ export function createSoftHsm(): SoftHsm {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** CK_ULONGs as the module reads them: 8 bytes each, little-endian (x86-64, arm64). */
+function ulongs(values: readonly number[]): Buffer {
+  const buffer = Buffer.alloc(8 * values.length);
+  values.forEach((value, i) => buffer.writeBigUInt64LE(BigInt(value), 8 * i));
+  return buffer;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -12,6 +12,9 @@ import {
 import { DecryptionError } from "../../crypto/cipher.js";
 import { openPkcs11Provider, type Pkcs11Settings } from "./pkcs11.js";
 import { MasterKeyProviderError, type MasterKeyProvider } from "./provider.js";
+
+/** CKM_AES_CBC_PAD (PKCS#11 2.40, 0x1085): a mechanism to allow a key instead of AES-GCM. */
+const CKM_AES_CBC_PAD = 0x1085;
 
 describe.runIf(SOFTHSM_MISSING !== undefined && SOFTHSM_REQUIRED)("SoftHSM2 in CI", () => {
   it("is installed (CI=true: the PKCS#11 provider must be tested)", () => {
@@ -52,6 +55,7 @@ describe.skipIf(SOFTHSM_MISSING !== undefined)(
         { label: "extractable", extractable: true },
         { label: "aes-128", bytes: 16 },
         { label: "decrypt-only", encrypt: false },
+        { label: "cbc-only", allowedMechanisms: [CKM_AES_CBC_PAD] },
       ]);
       hsm.addToken("other", [{ label: "tessera-master" }]);
       settings = {
@@ -168,6 +172,30 @@ describe.skipIf(SOFTHSM_MISSING !== undefined)(
       expect((await failureOf({ keyLabel: "decrypt-only" })).message).toContain(
         "must allow encrypt and decrypt",
       );
+    });
+
+    it("refuses a token without AES-GCM, and a key the token will not use for it", async () => {
+      // As YubiHSM 2 is: no CKM_AES_GCM among the token's mechanisms (SoftHSM2 configured to offer only two).
+      for (const provider of opened.splice(0)) await provider.close();
+      const conf = path.join(hsm.dir, "no-gcm.conf");
+      writeFileSync(
+        conf,
+        `${readFileSync(hsm.conf, "utf8")}slots.mechanisms = CKM_AES_KEY_GEN,CKM_AES_CBC_PAD\n`,
+      );
+      process.env.SOFTHSM2_CONF = conf;
+      try {
+        expect(await failureOf({})).toMatchObject({
+          failure: "token",
+          message: `token "tessera" of ${hsm.module} does not offer CKM_AES_GCM to encrypt and decrypt, which the pkcs11 provider needs: see docs/keys.md#vendors`,
+        });
+      } finally {
+        process.env.SOFTHSM2_CONF = hsm.conf;
+      }
+      const provider = await open({ keyLabel: "cbc-only" });
+      await expect(provider.wrap(randomBytes(32), "c")).rejects.toMatchObject({
+        failure: "key",
+        message: expect.stringMatching(/refuses CKM_AES_GCM with key "cbc-only" \(CKR_MECHANISM_INVALID\)/),
+      });
     });
 
     it("opens its sessions again after they are lost (a token that restarted)", async () => {

@@ -51,6 +51,16 @@ const PIN_REFUSED = new Set([
 ]);
 /** A ciphertext the token refuses to open: the tag does not match (wrong key, wrong context, changed bytes). */
 const NOT_AUTHENTIC = new Set(["CKR_ENCRYPTED_DATA_INVALID", "CKR_ENCRYPTED_DATA_LEN_RANGE"]);
+/**
+ * The token will not run AES-GCM with this key: a key whose CKA_ALLOWED_MECHANISMS leaves it out, or a module that
+ * reads the GCM parameters in another layout than PKCS#11 2.40's.
+ */
+const MECHANISM_REFUSED = new Set([
+  "CKR_MECHANISM_INVALID",
+  "CKR_MECHANISM_PARAM_INVALID",
+  "CKR_KEY_FUNCTION_NOT_PERMITTED",
+  "CKR_KEY_TYPE_INCONSISTENT",
+]);
 
 /**
  * One library loaded and initialized per process however many providers use it: C_Initialize twice fails, and
@@ -82,6 +92,7 @@ async function connect(
 ): Promise<MasterKeyProvider> {
   const { slot, tokenLabel } = findSlot(lib, settings);
   const where = `token "${tokenLabel}" of ${settings.module}`;
+  requireGcm(pkcs11, lib, slot, where);
   const reconnect = () => openConnection(pkcs11, lib, { slot, tokenLabel, where }, pin, settings.keyLabel);
   let connection = reconnect();
   const idle: Buffer[] = [connection.session];
@@ -159,6 +170,12 @@ async function connect(
       const code = returnValue(error);
       if (operation === "decrypt" && code !== undefined && NOT_AUTHENTIC.has(code))
         throw new DecryptionError();
+      if (code !== undefined && MECHANISM_REFUSED.has(code)) {
+        throw new MasterKeyProviderError(
+          "key",
+          `${where} refuses CKM_AES_GCM with key "${settings.keyLabel}" (${code}): see docs/keys.md#vendors`,
+        );
+      }
       if (code === undefined || OUTAGES.has(code)) {
         healthy = false;
         throw failure(error, `${where} failed to ${operation}`);
@@ -360,6 +377,26 @@ function findSlot(lib: PKCS11, settings: Pkcs11Settings): { slot: Buffer; tokenL
     );
   }
   return { slot: matches[0]!.slot, tokenLabel: matches[0]!.label };
+}
+
+/** AES-GCM encryption and decryption inside the token: what the provider needs (YubiHSM 2, for one, lacks it). */
+function requireGcm(pkcs11: Pkcs11js, lib: PKCS11, slot: Buffer, where: string): void {
+  let flags = 0;
+  try {
+    // The list first: a module may still describe a mechanism its token is configured not to offer (SoftHSM2).
+    if (lib.C_GetMechanismList(slot).includes(pkcs11.CKM_AES_GCM)) {
+      flags = lib.C_GetMechanismInfo(slot, pkcs11.CKM_AES_GCM).flags;
+    }
+  } catch (error) {
+    throw failure(error, `cannot read the mechanisms of ${where}`);
+  }
+  if ((flags & pkcs11.CKF_ENCRYPT) === 0 || (flags & pkcs11.CKF_DECRYPT) === 0) {
+    throw new MasterKeyProviderError(
+      "token",
+      `${where} does not offer CKM_AES_GCM to encrypt and decrypt, which the pkcs11 provider needs: see ` +
+        "docs/keys.md#vendors",
+    );
+  }
 }
 
 async function loadBinding(): Promise<Pkcs11js> {
