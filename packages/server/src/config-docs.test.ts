@@ -84,6 +84,7 @@ describe("the settings in the docs and in the code", () => {
       "TESSERA_PKCS11_SLOT",
       "TESSERA_PKCS11_PIN_FILE",
       "TESSERA_PKCS11_KEY_LABEL",
+      "TESSERA_PKCS11_GCM_IV",
       "TESSERA_KMS_KEY_ID",
       "TESSERA_KMS_WRAP_COMMAND",
       "TESSERA_KMS_UNWRAP_COMMAND",

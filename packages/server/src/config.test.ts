@@ -306,8 +306,15 @@ describe("loadConfig: master key providers", () => {
         token: { label: "tessera" },
         pinFile: "/srv/secrets/pin",
         keyLabel: "tessera-master",
+        gcmIv: "random",
       },
     });
+    expect(loadConfig({ ...PKCS11, TESSERA_PKCS11_GCM_IV: "token" }, "/srv").masterKey).toMatchObject({
+      pkcs11: { gcmIv: "token" },
+    });
+    expect(problemsOf({ ...PKCS11, TESSERA_PKCS11_GCM_IV: "hsm" })).toEqual([
+      "TESSERA_PKCS11_GCM_IV must be random or token",
+    ]);
     const bySlot = { ...PKCS11, TESSERA_PKCS11_TOKEN_LABEL: "", TESSERA_PKCS11_SLOT: "0x2a3b4c5d" };
     expect(loadConfig(bySlot, "/srv").masterKey).toMatchObject({ pkcs11: { token: { slot: 0x2a3b4c5dn } } });
     expect(loadConfig({ ...bySlot, TESSERA_PKCS11_SLOT: "7" }, "/srv").masterKey).toMatchObject({

@@ -497,6 +497,7 @@ const PKCS11_VARIABLES = [
   "TESSERA_PKCS11_SLOT",
   "TESSERA_PKCS11_PIN_FILE",
   "TESSERA_PKCS11_KEY_LABEL",
+  "TESSERA_PKCS11_GCM_IV",
 ] as const;
 const COMMAND_VARIABLES = [
   "TESSERA_KMS_KEY_ID",
@@ -571,6 +572,8 @@ function parsePkcs11(env: Env, cwd: string, problems: string[]): Pkcs11Settings 
     );
   }
   if (keyLabel === undefined) problems.push("TESSERA_PKCS11_KEY_LABEL: the label of the AES key is required");
+  const gcmIv = (nonEmpty(env.TESSERA_PKCS11_GCM_IV)?.trim().toLowerCase() ?? "random") as "random" | "token";
+  if (gcmIv !== "random" && gcmIv !== "token") problems.push("TESSERA_PKCS11_GCM_IV must be random or token");
   if (problems.length > before || module === undefined || pinFile === undefined || keyLabel === undefined) {
     return undefined;
   }
@@ -579,6 +582,7 @@ function parsePkcs11(env: Env, cwd: string, problems: string[]): Pkcs11Settings 
     token: Object.freeze(slot === undefined ? { label: label! } : { slot }),
     pinFile: path.resolve(cwd, pinFile),
     keyLabel,
+    gcmIv,
   });
 }
 

@@ -63,6 +63,7 @@ describe.skipIf(SOFTHSM_MISSING !== undefined)(
         token: { label: "tessera" },
         pinFile: hsm.pinFile,
         keyLabel: "tessera-master",
+        gcmIv: "random",
       };
     });
 
@@ -118,6 +119,16 @@ describe.skipIf(SOFTHSM_MISSING !== undefined)(
       const other = await open({ token: { label: "other" } });
       expect(other.keyVersion).toBe("pkcs11:other/tessera-master");
       await expect(other.unwrap(wrapped, "c")).rejects.toThrow();
+    });
+
+    it("never stores a wrapping whose IV the token was to make but did not", async () => {
+      // SoftHSM2 takes the IV it is given: told to leave the IV to the token, the provider sees it untouched, which
+      // would have been the same zero IV for every key.
+      const provider = await open({ gcmIv: "token" });
+      await expect(provider.wrap(randomBytes(32), "c")).rejects.toMatchObject({
+        failure: "key",
+        message: expect.stringContaining("did not write the IV it generated into the IV buffer"),
+      });
     });
 
     it("runs many operations at once over its sessions", async () => {

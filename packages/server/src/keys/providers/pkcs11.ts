@@ -17,6 +17,11 @@ export interface Pkcs11Settings {
   readonly pinFile: string;
   /** CKA_LABEL of the AES-256 key that wraps the tenant keys. */
   readonly keyLabel: string;
+  /**
+   * Who makes each wrapping's GCM IV: `random`, Tessera (96 random bits), or `token`, the token itself, which
+   * writes it into the IV buffer (AWS CloudHSM requires this, and refuses an IV it is given).
+   */
+  readonly gcmIv: "random" | "token";
 }
 
 /** `P`, the IV the token used, then the ciphertext and the 16-byte GCM tag of the 32-byte tenant key. */
@@ -197,12 +202,20 @@ async function connect(
       slot: `0x${slotNumber(slot).toString(16)}`,
       key_label: settings.keyLabel,
       mechanism: "CKM_AES_GCM",
+      gcm_iv: settings.gcmIv,
     },
     async wrap(key, context) {
-      // A token that makes the IV itself (CloudHSM, Luna in FIPS mode) writes it into this buffer: it is read back
-      // after the call, not assumed.
-      const iv = randomBytes(IV_BYTES);
+      // A token that makes the IV itself writes it into this buffer during the call: it is read back afterwards.
+      const iv = settings.gcmIv === "token" ? Buffer.alloc(IV_BYTES) : randomBytes(IV_BYTES);
       const sealed = await run("encrypt", key, iv, context);
+      // A token that left it as it was would have used the same (zero) IV for every key: never stored.
+      if (settings.gcmIv === "token" && iv.every((byte) => byte === 0)) {
+        throw new MasterKeyProviderError(
+          "key",
+          `${where} did not write the IV it generated into the IV buffer: set TESSERA_PKCS11_GCM_IV=random ` +
+            "for a token that takes the IV from Tessera",
+        );
+      }
       return Buffer.concat([Buffer.of(FORMAT), iv, sealed]);
     },
     async unwrap(wrapped, context) {
