@@ -170,7 +170,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command with its master key in a
       expect(otherStore.stderr).toBe(
         "tessera: the configured master key cannot unwrap this store's keys: it is not the key the store was " +
           "created with (they were wrapped by the raw provider, and TESSERA_MASTER_KEY_PROVIDER is command: " +
-          "changing provider is a master key rotation, which is not available yet, docs/keys.md#rotation)\n",
+          "changing provider is a master key rotation, which is not available yet, docs/keys.md#rotation-and-shredding)\n",
       );
       expect(otherStore.code).toBe(84);
     },

@@ -200,7 +200,7 @@ const KEY_LIKE = /[A-Za-z0-9+/=_-]+/g;
 const SHOWN_CHARACTERS = 160;
 
 /**
- * What Tessera repeats of a command's stderr (docs/keys.md#what-is-logged): its first non-empty line, with control
+ * What Tessera repeats of a command's stderr (docs/keys.md#errors-from-a-command): its first non-empty line, with control
  * and non-ASCII characters replaced, every run of 32 or more key-like characters and every run of 12 or more that
  * holds a digit, `+`, `/` or `=` replaced by `[redacted]`, cut at 160 characters. A KMS tool's error ("An error
  * occurred (AccessDeniedException) when calling the Decrypt operation") survives; a key, a ciphertext or a token

@@ -60,7 +60,7 @@ interface Entry {
 }
 
 /**
- * Unwrapped tenant keys are kept for `ttlMs` after the provider last confirmed them (docs/keys.md#caching), so a
+ * Unwrapped tenant keys are kept for `ttlMs` after the provider last confirmed them (docs/keys.md#caching-and-outages), so a
  * request never waits on the HSM or KMS for a key in use: a key used in the second half of its lifetime is
  * unwrapped again in the background, and the request goes on with the cached one. A key not used for `ttlMs` is
  * dropped, so a key revoked at the KMS stops working within `ttlMs`, and an idle tenant's keys leave memory.

@@ -20,7 +20,7 @@ export class MasterKeyMismatchError extends Error {
         (storedBy === undefined || storedBy === configured
           ? ""
           : ` (they were wrapped by the ${storedBy} provider, and TESSERA_MASTER_KEY_PROVIDER is ${configured}: ` +
-            "changing provider is a master key rotation, which is not available yet, docs/keys.md#rotation)"),
+            "changing provider is a master key rotation, which is not available yet, docs/keys.md#rotation-and-shredding)"),
     );
     this.name = "MasterKeyMismatchError";
   }
