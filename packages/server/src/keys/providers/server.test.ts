@@ -133,12 +133,28 @@ describe.skipIf(STORE_UNAVAILABLE)(
           code: "master-key-unavailable",
         });
 
+        // The background loops that need keys meanwhile (the audit sealer chains the reads above) say so once.
+        const sealerDown = "audit sealer: the master key is unavailable; retrying until it is back";
+        await waitUntil(
+          () => lines.some((line) => line.msg === sealerDown),
+          30_000,
+          () => "the audit sealer to meet the outage",
+        );
+        await new Promise((resolve) => setTimeout(resolve, 2_500));
+
         kms.setMode("ok");
         await waitUntil(
           async () => (await server.request("GET", "/readyz", { key: null })).status === 200,
           30_000,
           () => "/readyz to pass again",
         );
+        await waitUntil(
+          () => lines.some((line) => line.msg === "audit sealer: the master key is back; resumed"),
+          30_000,
+          () => "the audit sealer to resume",
+        );
+        expect(lines.filter((line) => line.msg === "sealing the audit log failed")).toEqual([]);
+        expect(lines.filter((line) => line.msg === sealerDown)).toHaveLength(1);
         expect((await read(server, token)).body.data).toBe(CARD);
         const created = await server.request("POST", "/tenants", { body: { name: "after the outage" } });
         expect(created.status, created.text).toBe(201);
