@@ -46,8 +46,9 @@ export function commandProvider(
 
   async function run(which: "wrap" | "unwrap", input: Buffer): Promise<Buffer> {
     if (closed) throw new MasterKeyProviderError("unavailable", "the command provider is closed");
-    if (running >= MAX_RUNNING) await new Promise<void>((resolve) => queue.push(resolve));
-    running += 1;
+    // A finished command hands its place to the next waiting one.
+    if (running < MAX_RUNNING) running += 1;
+    else await new Promise<void>((resolve) => queue.push(resolve));
     try {
       return await runCommand(which, which === "wrap" ? settings.wrap : settings.unwrap, input, {
         env,
@@ -55,8 +56,9 @@ export function commandProvider(
         children,
       });
     } finally {
-      running -= 1;
-      queue.shift()?.();
+      const next = queue.shift();
+      if (next === undefined) running -= 1;
+      else next();
     }
   }
 

@@ -101,48 +101,50 @@ async function connect(
   const reconnect = () => openConnection(pkcs11, lib, { slot, tokenLabel, where }, pin, settings.keyLabel);
   let connection = reconnect();
   const idle: Buffer[] = [connection.session];
-  let open = 1;
-  const waiting: ((session: Buffer) => void)[] = [];
+  let free = MAX_SESSIONS;
+  const waiting: (() => void)[] = [];
   let closed = false;
+
+  /** One of MAX_SESSIONS places: an operation waits for one, and hands it to the next waiting one when done. */
+  async function enter(): Promise<void> {
+    if (free > 0) free -= 1;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+  }
+  function leave(): void {
+    const next = waiting.shift();
+    if (next === undefined) free += 1;
+    else next();
+  }
 
   /**
    * A session for one operation. After an outage the sessions, the login and the key's handle may all be gone
    * (an HSM restarted): the next operation opens them again.
    */
-  async function acquire(): Promise<Buffer> {
+  function take(): Buffer {
     if (closed)
       throw new MasterKeyProviderError("unavailable", `the PKCS#11 provider for ${where} is closed`);
     if (connection.broken) {
       for (const session of idle.splice(0)) closeQuietly(lib, session);
-      open = 0;
       connection = reconnect();
-      open = 1;
       return connection.session;
     }
     const session = idle.pop();
     if (session !== undefined) return session;
-    if (open < MAX_SESSIONS) {
-      open += 1;
-      try {
-        return lib.C_OpenSession(slot, pkcs11.CKF_SERIAL_SESSION);
-      } catch (error) {
-        open -= 1;
-        throw failure(error, `cannot open a session on ${where}`);
-      }
+    try {
+      return lib.C_OpenSession(slot, pkcs11.CKF_SERIAL_SESSION);
+    } catch (error) {
+      throw failure(error, `cannot open a session on ${where}`);
     }
-    return new Promise((resolve) => waiting.push(resolve));
   }
 
-  function release(session: Buffer, healthy: boolean): void {
-    if (!healthy) {
-      connection.broken = true;
-      closeQuietly(lib, session);
-      open = Math.max(0, open - 1);
+  /** A session whose token failed is closed, and the connection opened again by the next operation. */
+  function give(session: Buffer, healthy: boolean): void {
+    if (healthy && !closed) {
+      idle.push(session);
       return;
     }
-    const next = waiting.shift();
-    if (next === undefined) idle.push(session);
-    else next(session);
+    if (!healthy) connection.broken = true;
+    closeQuietly(lib, session);
   }
 
   async function run(
@@ -151,7 +153,14 @@ async function connect(
     iv: Buffer,
     context: string,
   ): Promise<Buffer> {
-    const session = await acquire();
+    await enter();
+    let session: Buffer;
+    try {
+      session = take();
+    } catch (error) {
+      leave();
+      throw error;
+    }
     let healthy = true;
     try {
       const mechanism = {
@@ -189,7 +198,8 @@ async function connect(
       // CKR_FUNCTION_FAILED) may be the data or the token: keys/providers/custody.ts tells them apart.
       throw error;
     } finally {
-      release(session, healthy);
+      give(session, healthy);
+      leave();
     }
   }
 
