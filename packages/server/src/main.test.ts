@@ -11,7 +11,7 @@ import { createKeyring } from "./crypto/keyring.js";
 import { bootstrap, openVault, serve } from "./main.js";
 import { migrateThrough } from "./storage/migrate.js";
 import { keyStore } from "./keys/store.js";
-import { MasterKeyMismatchError } from "./keys/tenant-keys.js";
+import { MasterKeyMismatchError } from "./keys/providers/open.js";
 import { tenantStore } from "./tenants/store.js";
 
 const silent = createLogger("silent");
@@ -153,7 +153,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`a start with the wrong master key (${STORE})
       await tenantStore(store.db).insert(tenant);
       await keyStore(store.db).insert(
         tenant.id,
-        createKeyring(randomBytes(32)).newTenantKeys(tenant.id),
+        await createKeyring(randomBytes(32)).newTenantKeys(tenant.id),
         tenant.createdAt,
       );
     } finally {

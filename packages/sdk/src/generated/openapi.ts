@@ -50,7 +50,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The store is reachable and migrated */
+        /** The store is reachable and migrated, and the master key can be used */
         get: {
             parameters: {
                 query?: never;
@@ -67,7 +67,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            status: string;
+                            /** @description `ready`: the store answers and the master key's provider (HSM, KMS) answers. `degraded`: the provider does not answer; tenant keys it unwrapped recently still serve, other requests answer 503 `master-key-unavailable`. */
+                            status: "ready" | "degraded";
+                            /**
+                             * @description Present when `degraded`: what is degraded.
+                             * @enum {string}
+                             */
+                            master_key?: "unavailable";
                         };
                     };
                 };

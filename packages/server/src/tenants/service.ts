@@ -6,7 +6,7 @@ import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
 import { generateApiKey } from "../crypto/api-keys.js";
-import type { TenantKeys } from "../keys/tenant-keys.js";
+import type { NewTenantKeys, TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
 import { type Executor, type Store, writeContext } from "../storage/database.js";
@@ -18,7 +18,7 @@ const BOOTSTRAP_APPLICATION = "bootstrap_application_id";
 
 export interface TenantServiceDeps {
   readonly store: Store;
-  readonly keys: Pick<TenantKeys, "createFor">;
+  readonly keys: Pick<TenantKeys, "prepare" | "createFor">;
   readonly clock: Clock;
   /** Absent where nothing is recorded (tests of the key machinery). */
   readonly audit?: AuditRecorder;
@@ -26,6 +26,11 @@ export interface TenantServiceDeps {
 
 export interface CreatedTenant extends IssuedApplication {
   readonly tenant: Tenant;
+}
+
+interface PreparedTenant {
+  readonly tenant: Tenant;
+  readonly keys: NewTenantKeys;
 }
 
 export class StoreNotInitializedError extends Error {
@@ -49,25 +54,32 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
     entityId: id,
   });
 
+  /**
+   * A new tenant and its keys, wrapped before any transaction opens: the master key may be an HSM or a KMS, and a
+   * write transaction (SQLite's one writer) does not wait on it.
+   */
+  async function prepareTenant(name: string, createdBy: string | null): Promise<PreparedTenant> {
+    const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: clock.now().toISOString() };
+    return { tenant, keys: await keys.prepare(tenant.id) };
+  }
+
   /** Called inside a transaction: a tenant never exists without its keys and its first management Application. */
   async function insertTenant(
     trx: Executor,
-    name: string,
-    createdBy: string | null,
+    prepared: PreparedTenant,
     options: { includeTenantCreate: boolean; key?: string },
   ): Promise<CreatedTenant> {
-    const now = clock.now();
-    const tenant: Tenant = { id: randomUUID(), name, createdBy, createdAt: now.toISOString() };
+    const { tenant } = prepared;
     await tenantStore(trx).insert(tenant);
-    await keys.createFor(trx, tenant.id, tenant.createdAt);
+    await keys.createFor(trx, prepared.keys, tenant.createdAt);
     const issued = await applicationsIn(trx).insert({
       tenantId: tenant.id,
-      name: `${name} administrator`.slice(0, 200),
+      name: `${tenant.name} administrator`.slice(0, 200),
       type: "management",
       permissions: managementPermissions({ includeTenantCreate: options.includeTenantCreate }),
       rules: [],
-      createdBy,
-      createdAt: now,
+      createdBy: tenant.createdBy,
+      createdAt: new Date(tenant.createdAt),
       expiresAt: null,
       ...(options.key !== undefined && { key: options.key }),
     });
@@ -85,10 +97,9 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
       const name = input.name.trim();
       const problem = textProblem(name);
       if (problem !== undefined) throw AppError.validation({ name: [problem] });
+      const prepared = await prepareTenant(name, principal.application.id);
       return store.transaction(async (trx) => {
-        const created = await insertTenant(trx, name, principal.application.id, {
-          includeTenantCreate: false,
-        });
+        const created = await insertTenant(trx, prepared, { includeTenantCreate: false });
         await audit?.within(writeContext(trx), [
           auditEntry(principal, "tenant.create", { type: "tenant", id: created.tenant.id }),
           {
@@ -111,10 +122,13 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
      * an advisory lock so that instances starting together on one PostgreSQL create it once.
      */
     async bootstrap(options: { key?: string }): Promise<CreatedTenant | undefined> {
+      // Every start comes here: the keys are wrapped (a KMS call each) only when there is no tenant yet.
+      if (await tenantStore(store.db).exists()) return undefined;
+      const prepared = await prepareTenant("default", null);
       return store.transaction(
         async (trx) => {
           if (await tenantStore(trx).exists()) return undefined;
-          const created = await insertTenant(trx, "default", null, { includeTenantCreate: true, ...options });
+          const created = await insertTenant(trx, prepared, { includeTenantCreate: true, ...options });
           await tenantStore(trx).setMeta(BOOTSTRAP_TENANT, created.tenant.id);
           await tenantStore(trx).setMeta(BOOTSTRAP_APPLICATION, created.application.id);
           await audit?.within(writeContext(trx), [

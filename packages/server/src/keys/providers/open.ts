@@ -1,0 +1,198 @@
+import { randomBytes } from "node:crypto";
+import type { Logger } from "pino";
+import type { Clock } from "../../shared/clock.js";
+import { ConfigError } from "../../shared/config-error.js";
+import { DecryptionError } from "../../crypto/cipher.js";
+import { createKeyring, type WrappedTenantKey } from "../../crypto/keyring.js";
+import { commandProvider } from "./command.js";
+import { createMasterKeyCustody, PROBE_CONTEXT, type MasterKeyCustody, type Probe } from "./custody.js";
+import { openPkcs11Provider } from "./pkcs11.js";
+import { MasterKeyProviderError, wrappedBy, type MasterKeyProvider, type ProviderName } from "./provider.js";
+import { rawProvider } from "./raw.js";
+import { createDevMasterKey, readMasterKey } from "./key-file.js";
+import type { MasterKeyConfig } from "./settings.js";
+
+/** A wrapped key the store holds, with its tenant (keys/store.ts `any`). */
+export interface StoredTenantKey {
+  readonly tenantId: string;
+  readonly key: WrappedTenantKey;
+}
+
+/** The configured master key is not the one that wrapped the store's keys: the start is refused (exit 84). */
+export class MasterKeyMismatchError extends Error {
+  constructor(configured: ProviderName, storedBy: ProviderName | undefined) {
+    super(
+      "the configured master key cannot unwrap this store's keys: it is not the key the store was created with" +
+        (storedBy === undefined || storedBy === configured
+          ? ""
+          : ` (they were wrapped by the ${storedBy} provider, and TESSERA_MASTER_KEY_PROVIDER is ${configured}: ` +
+            "changing provider is a master key rotation, which is not available yet, docs/keys.md#rotation-and-shredding)"),
+    );
+    this.name = "MasterKeyMismatchError";
+  }
+}
+
+/** A provider opened and tried, waiting for the store's keys to be checked against it. */
+export interface OpeningMasterKey {
+  /**
+   * Unwraps `stored`, a key the store holds (none in a new store), logs the start-up line naming the provider and
+   * the key version, and starts the cache. The development key file is created here, only for a store without
+   * keys, which a new key can serve.
+   */
+  finish(stored: StoredTenantKey | undefined): Promise<MasterKeyCustody>;
+  /** Releases the provider when the start stops before `finish` answers. */
+  abandon(): Promise<void>;
+}
+
+/**
+ * The start-up checks (docs/keys.md#start-up-checks), in the order that lets a start refused for its key write
+ * nothing: the provider is opened (module, token, PIN, key label) and made to wrap and unwrap a test key before
+ * the store is opened; the store's keys are tried in `finish`, before any migration. Each failure is one
+ * MasterKeyProviderError (or ConfigError, MasterKeyMismatchError) whose kind the CLI turns into an exit code.
+ */
+export async function openMasterKey(
+  config: MasterKeyConfig,
+  deps: { ttlMs: number; clock: Clock; log: Logger },
+): Promise<OpeningMasterKey> {
+  const opened = await openProvider(config);
+  let ready: { provider: MasterKeyProvider; probe: Probe } | undefined;
+  if (opened !== undefined) {
+    try {
+      ready = { provider: opened, probe: await probeProvider(opened) };
+    } catch (error) {
+      await opened.close();
+      throw error;
+    }
+  }
+  return {
+    async finish(stored) {
+      if (ready === undefined) {
+        const provider = devProvider(config, stored !== undefined, deps.log);
+        ready = { provider, probe: await probeProvider(provider) };
+      }
+      const { provider, probe } = ready;
+      await verifyStoredKey(provider, stored);
+      deps.log.info(
+        { provider: provider.name, key_version: provider.keyVersion, ...provider.details },
+        `master key: ${provider.name} provider, key version ${provider.keyVersion}`,
+      );
+      return createMasterKeyCustody(provider, { probe, ttlMs: deps.ttlMs, clock: deps.clock, log: deps.log });
+    },
+    abandon: () => ready?.provider.close() ?? Promise.resolve(),
+  };
+}
+
+/** The configured provider, or undefined for a development key file that does not exist yet. */
+async function openProvider(config: MasterKeyConfig): Promise<MasterKeyProvider | undefined> {
+  switch (config.provider) {
+    case "raw": {
+      const { source } = config;
+      const configured = readMasterKey(source);
+      if (!("key" in configured)) return undefined;
+      return rawProvider(
+        configured.key,
+        source.kind === "value"
+          ? { source: "TESSERA_MASTER_KEY" }
+          : {
+              source: source.kind === "file" ? "TESSERA_MASTER_KEY_FILE" : "development key file",
+              file: source.path,
+            },
+      );
+    }
+    case "pkcs11":
+      return openPkcs11Provider(config.pkcs11);
+    case "command":
+      return commandProvider(config.command);
+  }
+}
+
+/**
+ * The development key file, created now that the store is known to hold no keys. A store that holds keys was made
+ * with another master key, which a new one could never replace: the start is refused and nothing is written.
+ */
+function devProvider(config: MasterKeyConfig, storeHoldsKeys: boolean, log: Logger): MasterKeyProvider {
+  if (config.provider !== "raw" || config.source.kind !== "dev-file") {
+    throw new Error("only a development key file is created at start");
+  }
+  const file = config.source.path;
+  if (storeHoldsKeys) {
+    throw new ConfigError([
+      `the master key file ${file} does not exist, but this store holds data encrypted under a master ` +
+        "key: restore that file, or give that key in TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE. No key was " +
+        "generated, since a new one could not decrypt the store.",
+    ]);
+  }
+  const created = createDevMasterKey(file);
+  if (created.generated) {
+    log.warn(
+      { path: file },
+      "DEVELOPMENT MODE: generated a master key file next to the data. Anyone who reads both can decrypt " +
+        "every token. In production set TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE from a secret store.",
+    );
+  }
+  return rawProvider(created.key, { source: "development key file", file });
+}
+
+/**
+ * Wraps a random key and unwraps it again: the key can do both (CKA_ENCRYPT and CKA_DECRYPT, a KMS policy that
+ * allows both, commands that agree). The wrapped test key is kept: unwrapping it tells later whether the provider
+ * answers (custody.ts).
+ */
+async function probeProvider(provider: MasterKeyProvider): Promise<Probe> {
+  const key = randomBytes(32);
+  const what = `the ${provider.name} master key (${provider.keyVersion})`;
+  let wrapped: Buffer;
+  try {
+    wrapped = await provider.wrap(key, PROBE_CONTEXT);
+  } catch (error) {
+    throw startFailure(error, `${what} cannot wrap a test key`);
+  }
+  let unwrapped: Buffer;
+  try {
+    unwrapped = await provider.unwrap(wrapped, PROBE_CONTEXT);
+  } catch (error) {
+    if (error instanceof DecryptionError) {
+      throw new MasterKeyProviderError("key", `${what} cannot unwrap the test key it has just wrapped`);
+    }
+    throw startFailure(error, `${what} cannot unwrap a test key`);
+  }
+  if (!unwrapped.equals(key)) {
+    throw new MasterKeyProviderError(
+      "key",
+      `${what} unwrapped a test key to another value: check the commands`,
+    );
+  }
+  return { key, wrapped };
+}
+
+async function verifyStoredKey(
+  provider: MasterKeyProvider,
+  stored: StoredTenantKey | undefined,
+): Promise<void> {
+  if (stored === undefined) return;
+  try {
+    await createKeyring(provider).unwrap(stored.tenantId, stored.key);
+  } catch (error) {
+    if (error instanceof MasterKeyProviderError) throw error;
+    // The same provider has just wrapped and unwrapped a test key: whatever else went wrong is the stored key's.
+    throw new MasterKeyMismatchError(provider.name, wrappedBy(Buffer.from(stored.key.wrapped, "base64")));
+  }
+}
+
+/** What stops a start for the master key: told apart from a store that cannot be used. */
+export function isMasterKeyFailure(error: unknown): boolean {
+  return (
+    error instanceof MasterKeyProviderError ||
+    error instanceof MasterKeyMismatchError ||
+    error instanceof ConfigError
+  );
+}
+
+function startFailure(error: unknown, what: string): MasterKeyProviderError {
+  if (error instanceof MasterKeyProviderError) return error;
+  return new MasterKeyProviderError(
+    "unavailable",
+    `${what}: ${error instanceof Error ? error.message : String(error)}`,
+    { cause: error },
+  );
+}
