@@ -76,6 +76,7 @@ describe("the settings in the docs and in the code", () => {
     const examples = new Set([
       "TESSERA_DATABASE_URL",
       "TESSERA_MASTER_KEY_FILE",
+      "TESSERA_MASTER_KEY_PREVIOUS_FILE",
       "TESSERA_REACTOR_DIR",
       "TESSERA_REACTOR_EGRESS",
       // A provider's settings are refused while another provider is chosen, so each line is an example.

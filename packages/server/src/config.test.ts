@@ -1,7 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, loadMasterKeyFile } from "./config.js";
 
 const KEY = Buffer.alloc(32, 7).toString("base64");
 
@@ -539,5 +540,58 @@ describe("loadConfig: limits", () => {
       perSecond: 64 / 60,
       burst: 64,
     });
+  });
+});
+
+describe("loadConfig: the previous master key during a rotation", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-previous-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string) => {
+    const where = path.join(dir, name);
+    writeFileSync(where, text);
+    return where;
+  };
+  const raw = Buffer.alloc(32, 7).toString("base64");
+
+  it("reads a provider's settings from TESSERA_MASTER_KEY_PREVIOUS_FILE, and the --to file the same way", () => {
+    const previous = file("raw.env", `# the old key\nTESSERA_MASTER_KEY=${raw}\n`);
+    const config = loadConfig({ TESSERA_MASTER_KEY_PREVIOUS_FILE: previous }, dir);
+    expect(config.previousMasterKey).toEqual({
+      provider: "raw",
+      source: { kind: "value", key: Buffer.from(raw, "base64") },
+    });
+    expect(loadConfig({}, dir).previousMasterKey).toBeUndefined();
+    const hsm = file(
+      "hsm.env",
+      "TESSERA_MASTER_KEY_PROVIDER=pkcs11\nTESSERA_PKCS11_MODULE=/usr/lib/softhsm/libsofthsm2.so\n" +
+        "TESSERA_PKCS11_TOKEN_LABEL=tessera\nTESSERA_PKCS11_PIN_FILE=pin\nTESSERA_PKCS11_KEY_LABEL=master\n",
+    );
+    expect(loadMasterKeyFile(hsm, dir)).toMatchObject({
+      provider: "pkcs11",
+      pkcs11: { pinFile: path.join(dir, "pin"), keyLabel: "master" },
+    });
+  });
+
+  it("refuses a file that is missing, holds other settings, or names no raw key", () => {
+    const problems = (text: string | undefined) => {
+      const where = text === undefined ? path.join(dir, "missing.env") : file("bad.env", text);
+      try {
+        loadConfig({ TESSERA_MASTER_KEY_PREVIOUS_FILE: where }, dir);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+      throw new Error("accepted");
+    };
+    expect(problems(undefined)).toEqual([
+      `TESSERA_MASTER_KEY_PREVIOUS_FILE: cannot read ${path.join(dir, "missing.env")} (ENOENT)`,
+    ]);
+    expect(problems(`TESSERA_MASTER_KEY=${raw}\nTESSERA_PORT=1\n`)).toEqual([
+      `TESSERA_MASTER_KEY_PREVIOUS_FILE (${path.join(dir, "bad.env")}): may hold only a master key provider and its settings, not TESSERA_PORT`,
+    ]);
+    expect(problems("TESSERA_MASTER_KEY_PROVIDER=raw\n")).toEqual([
+      `TESSERA_MASTER_KEY_PREVIOUS_FILE (${path.join(dir, "bad.env")}): a raw master key needs TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE`,
+    ]);
+    expect(() => loadMasterKeyFile(path.join(dir, "missing.env"), dir)).toThrow(ConfigError);
   });
 });

@@ -1,6 +1,8 @@
 import { isIPv4 } from "node:net";
 import os from "node:os";
+import { readFileSync } from "node:fs";
 import path from "node:path";
+import { parseEnv } from "node:util";
 import { PROVIDER_NAMES, type ProviderName } from "./keys/providers/provider.js";
 import {
   decodeMasterKey,
@@ -27,6 +29,11 @@ export interface Config {
   readonly dataDir: string;
   readonly database: DatabaseConfig;
   readonly masterKey: MasterKeyConfig;
+  /**
+   * The master key being rotated away from (TESSERA_MASTER_KEY_PREVIOUS_FILE): rows it wrapped stay readable until
+   * `tessera keys rotate-master` has re-wrapped them (docs/keys.md#rotating-the-master-key).
+   */
+  readonly previousMasterKey: MasterKeyConfig | undefined;
   /** How long an unwrapped tenant key is kept after the provider last confirmed it (keys/providers/custody.ts). */
   readonly tenantKeyCacheMs: number;
   readonly bootstrapKey: string | undefined;
@@ -144,6 +151,16 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   }
 
   const masterKey = parseMasterKey(env, production, database, dataDir, cwd, problems);
+  const previousFile = nonEmpty(env.TESSERA_MASTER_KEY_PREVIOUS_FILE);
+  const previousMasterKey =
+    previousFile === undefined
+      ? undefined
+      : parseMasterKeyFile(
+          path.resolve(cwd, previousFile),
+          "TESSERA_MASTER_KEY_PREVIOUS_FILE",
+          cwd,
+          problems,
+        );
   const tenantKeyCacheMs =
     1000 *
     parseInteger(
@@ -263,6 +280,7 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     dataDir,
     database,
     masterKey,
+    previousMasterKey,
     tenantKeyCacheMs,
     bootstrapKey,
     logLevel,
@@ -446,6 +464,61 @@ const COMMAND_VARIABLES = [
   "TESSERA_KMS_TIMEOUT_MS",
   "TESSERA_KMS_ENV",
 ] as const;
+
+/** The variables a master key file may hold: a provider and its settings, nothing else. */
+const MASTER_KEY_VARIABLES = new Set([
+  "TESSERA_MASTER_KEY_PROVIDER",
+  "TESSERA_MASTER_KEY",
+  "TESSERA_MASTER_KEY_FILE",
+  ...PKCS11_VARIABLES,
+  ...COMMAND_VARIABLES,
+]);
+
+/**
+ * A master key's configuration in a file of `NAME=value` lines (the .env format, parsed by Node's util.parseEnv):
+ * the previous key during a rotation (TESSERA_MASTER_KEY_PREVIOUS_FILE) and the target of `tessera keys
+ * rotate-master --to`. A raw key must be given (TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE): no development key
+ * file is made for it. Relative paths are resolved against `cwd`.
+ */
+export function loadMasterKeyFile(file: string, cwd = process.cwd()): MasterKeyConfig {
+  const problems: string[] = [];
+  const parsed = parseMasterKeyFile(path.resolve(cwd, file), file, cwd, problems);
+  if (parsed === undefined || problems.length > 0) throw new ConfigError(problems);
+  return parsed;
+}
+
+function parseMasterKeyFile(
+  file: string,
+  name: string,
+  cwd: string,
+  problems: string[],
+): MasterKeyConfig | undefined {
+  let env: Env;
+  try {
+    env = parseEnv(readFileSync(file, "utf8"));
+  } catch (error) {
+    problems.push(`${name}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`);
+    return undefined;
+  }
+  const own: string[] = [];
+  const unknown = Object.keys(env).filter((variable) => !MASTER_KEY_VARIABLES.has(variable));
+  if (unknown.length > 0) {
+    own.push(`may hold only a master key provider and its settings, not ${unknown.join(", ")}`);
+  }
+  const provider = nonEmpty(env.TESSERA_MASTER_KEY_PROVIDER)?.trim().toLowerCase() ?? "raw";
+  if (
+    provider === "raw" &&
+    nonEmpty(env.TESSERA_MASTER_KEY) === undefined &&
+    nonEmpty(env.TESSERA_MASTER_KEY_FILE) === undefined
+  ) {
+    own.push("a raw master key needs TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE");
+    problems.push(...own.map((problem) => `${name} (${file}): ${problem}`));
+    return undefined;
+  }
+  const parsed = parseMasterKey(env, true, undefined, cwd, cwd, own);
+  problems.push(...own.map((problem) => `${name} (${file}): ${problem}`));
+  return own.length > 0 ? undefined : parsed;
+}
 
 /**
  * TESSERA_MASTER_KEY_PROVIDER and its provider's settings. Every variable is read whatever the provider, so that a

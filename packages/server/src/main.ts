@@ -15,6 +15,7 @@ import { elementsDistDir, loadElementAssets } from "./elements/assets.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
+import { createMasterKeyRotation, type MasterKeyRotation } from "./keys/master-rotation.js";
 import type { MasterKeyCustody } from "./keys/providers/custody.js";
 import { isMasterKeyFailure, openMasterKey } from "./keys/providers/open.js";
 import { createLogger as createServerLogger } from "./observability/logging.js";
@@ -53,6 +54,8 @@ export interface Vault {
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly keys: KeyRotation;
+  /** `tessera keys rotate-master`: every tenant key re-wrapped by another master key. */
+  readonly masterKeys: MasterKeyRotation;
   readonly tenantKeys: TenantKeys;
   readonly invocationStore: InvocationStore;
   readonly webhookSecrets: WebhookSecrets;
@@ -86,7 +89,12 @@ export function createLogger(config: Pick<Config, "logLevel">): Logger {
  * start refused for its key leaves the store as it was and creates no key file (keys/providers/open.ts).
  */
 export async function openVault(config: Config, log: Logger, clock: Clock = systemClock): Promise<Vault> {
-  const opening = await openMasterKey(config.masterKey, { ttlMs: config.tenantKeyCacheMs, clock, log });
+  const opening = await openMasterKey(config.masterKey, {
+    ttlMs: config.tenantKeyCacheMs,
+    clock,
+    log,
+    previous: config.previousMasterKey,
+  });
   let masterKey: MasterKeyCustody | undefined;
   let store: Store;
   try {
@@ -96,7 +104,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     throw error;
   }
   try {
-    const custody = await opening.finish(await keyStore(store.db).any());
+    const custody = await opening.finish(await keyStore(store.db).onePerMasterKey());
     masterKey = custody;
     const keyring = createKeyring(custody);
     const applied = await migrateToLatest(store);
@@ -149,6 +157,23 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       tenants,
       tokens,
       keys,
+      masterKeys: createMasterKeyRotation({
+        store,
+        from: custody,
+        tenantIds: () => tenants.ids(),
+        // Run from the command line: Tessera itself acts, so there is no actor.
+        onRewrapped: (write, tenantId, details) =>
+          audit.within(write, [
+            {
+              tenantId,
+              actorId: null,
+              action: "tenant.rotate_master_key",
+              entityType: "tenant",
+              entityId: tenantId,
+              details,
+            },
+          ]),
+      }),
       tenantKeys,
       invocationStore: invocationStore(store),
       webhookSecrets: createWebhookSecrets({ keys: tenantKeys, clock, audit }),

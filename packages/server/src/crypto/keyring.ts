@@ -13,6 +13,11 @@ export interface WrappedTenantKey {
   readonly purpose: TenantKeyPurpose;
   readonly version: number;
   readonly wrapped: string;
+  /**
+   * The master key that wrapped it (a provider's key version, docs/keys.md#key-versions); null for rows stored
+   * before versions were recorded, and for keys wrapped by a bare raw key (tests and tools).
+   */
+  readonly masterKeyVersion?: string | null;
 }
 
 /**
@@ -21,8 +26,14 @@ export interface WrappedTenantKey {
  * process; keys/providers/ has the HSM and KMS ones, which are asynchronous by nature.
  */
 export interface KeyWrapper {
+  /** The version of the master key `wrap` uses, recorded beside each wrapped key; absent for a bare raw key. */
+  readonly keyVersion?: string;
   wrap(key: Buffer, context: string): Promise<Buffer>;
-  unwrap(wrapped: Buffer, context: string): Promise<Buffer>;
+  /**
+   * `keyVersion`: the master key the row records as its wrapper, when it does; a wrapper that holds two master
+   * keys (during a rotation) picks by it.
+   */
+  unwrap(wrapped: Buffer, context: string, keyVersion?: string | null): Promise<Buffer>;
 }
 
 export interface Keyring {
@@ -63,7 +74,12 @@ export function createKeyring(master: Buffer | KeyWrapper): Keyring {
 
   const newKey = async (tenantId: string, purpose: TenantKeyPurpose, version: number) => {
     const wrapped = await wrapper.wrap(randomBytes(32), tenantKeyContext(tenantId, purpose, version));
-    return { purpose, version, wrapped: wrapped.toString("base64") };
+    return {
+      purpose,
+      version,
+      wrapped: wrapped.toString("base64"),
+      masterKeyVersion: wrapper.keyVersion ?? null,
+    };
   };
 
   return {
@@ -74,6 +90,7 @@ export function createKeyring(master: Buffer | KeyWrapper): Keyring {
       wrapper.unwrap(
         Buffer.from(key.wrapped, "base64"),
         tenantKeyContext(tenantId, key.purpose, key.version),
+        key.masterKeyVersion,
       ),
   };
 }

@@ -151,11 +151,11 @@ export function createMasterKeyCustody(
     return new MasterKeyUnavailableError(error);
   }
 
-  function load(id: string, wrapped: Buffer, context: string): Promise<Buffer> {
+  function load(id: string, wrapped: Buffer, context: string, version?: string | null): Promise<Buffer> {
     const pending = inFlight.get(id);
     if (pending !== undefined) return pending;
     const started = provider
-      .unwrap(wrapped, context)
+      .unwrap(wrapped, context, version)
       .then(
         (key) => {
           const existing = cache.get(id);
@@ -178,6 +178,7 @@ export function createMasterKeyCustody(
 
   return {
     provider,
+    keyVersion: provider.keyVersion,
     async wrap(key, context) {
       let wrapped: Buffer;
       try {
@@ -192,7 +193,7 @@ export function createMasterKeyCustody(
       cache.set(idOf(wrapped, context), { key: Buffer.from(key), confirmedAt: now() });
       return wrapped;
     },
-    async unwrap(wrapped, context) {
+    async unwrap(wrapped, context, version) {
       const id = idOf(wrapped, context);
       const entry = cache.get(id);
       if (entry !== undefined) {
@@ -201,13 +202,13 @@ export function createMasterKeyCustody(
           if (age >= ttlMs / 2 && state === "available" && !inFlight.has(id)) {
             // Refreshed in the background; a failure is already recorded in the state, and the cached key serves
             // until its lifetime ends.
-            load(id, wrapped, context).catch(() => undefined);
+            load(id, wrapped, context, version).catch(() => undefined);
           }
           return entry.key;
         }
         cache.delete(id);
       }
-      return load(id, wrapped, context);
+      return load(id, wrapped, context, version);
     },
     status() {
       const t = now();

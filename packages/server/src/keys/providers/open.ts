@@ -20,13 +20,17 @@ export interface StoredTenantKey {
 
 /** The configured master key is not the one that wrapped the store's keys: the start is refused (exit 84). */
 export class MasterKeyMismatchError extends Error {
-  constructor(configured: ProviderName, storedBy: ProviderName | undefined) {
+  constructor(configured: ProviderName, storedBy: ProviderName | undefined, recorded?: string | null) {
     super(
       "the configured master key cannot unwrap this store's keys: it is not the key the store was created with" +
-        (storedBy === undefined || storedBy === configured
+        (recorded === undefined || recorded === null
+          ? ""
+          : ` (some are recorded as wrapped by master key ${recorded}: configure it, as TESSERA_MASTER_KEY_PREVIOUS_FILE ` +
+            "during a rotation, until `tessera keys rotate-master` has re-wrapped them, docs/keys.md#rotating-the-master-key)") +
+        (storedBy === undefined || storedBy === configured || (recorded !== undefined && recorded !== null)
           ? ""
           : ` (they were wrapped by the ${storedBy} provider, and TESSERA_MASTER_KEY_PROVIDER is ${configured}: ` +
-            "changing provider is a master key rotation, which is not available yet, docs/keys.md#rotation-and-shredding)"),
+            "changing provider is a master key rotation, docs/keys.md#rotating-the-master-key)"),
     );
     this.name = "MasterKeyMismatchError";
   }
@@ -35,11 +39,11 @@ export class MasterKeyMismatchError extends Error {
 /** A provider opened and tried, waiting for the store's keys to be checked against it. */
 export interface OpeningMasterKey {
   /**
-   * Unwraps `stored`, a key the store holds (none in a new store), logs the start-up line naming the provider and
-   * the key version, and starts the cache. The development key file is created here, only for a store without
-   * keys, which a new key can serve.
+   * Unwraps `stored`, one key the store holds per master key version its rows record (none in a new store), logs
+   * the start-up line naming the provider and the key version, and starts the cache. The development key file is
+   * created here, only for a store without keys, which a new key can serve.
    */
-  finish(stored: StoredTenantKey | undefined): Promise<MasterKeyCustody>;
+  finish(stored: readonly StoredTenantKey[]): Promise<MasterKeyCustody>;
   /** Releases the provider when the start stops before `finish` answers. */
   abandon(): Promise<void>;
 }
@@ -52,33 +56,91 @@ export interface OpeningMasterKey {
  */
 export async function openMasterKey(
   config: MasterKeyConfig,
-  deps: { ttlMs: number; clock: Clock; log: Logger },
+  deps: { ttlMs: number; clock: Clock; log: Logger; previous?: MasterKeyConfig | undefined },
 ): Promise<OpeningMasterKey> {
-  const opened = await openProvider(config);
+  const previous = deps.previous === undefined ? undefined : await openTargetProvider(deps.previous);
+  let opened: MasterKeyProvider | undefined;
   let ready: { provider: MasterKeyProvider; probe: Probe } | undefined;
-  if (opened !== undefined) {
-    try {
-      ready = { provider: opened, probe: await probeProvider(opened) };
-    } catch (error) {
-      await opened.close();
-      throw error;
+  try {
+    opened = await openProvider(config);
+    if (opened !== undefined) {
+      const probe = await probeProvider(opened);
+      ready = { provider: previous === undefined ? opened : withPrevious(opened, previous), probe };
     }
+  } catch (error) {
+    await opened?.close();
+    await previous?.close();
+    throw error;
   }
   return {
     async finish(stored) {
       if (ready === undefined) {
-        const provider = devProvider(config, stored !== undefined, deps.log);
-        ready = { provider, probe: await probeProvider(provider) };
+        const dev = devProvider(config, stored.length > 0, deps.log);
+        const probe = await probeProvider(dev);
+        ready = { provider: previous === undefined ? dev : withPrevious(dev, previous), probe };
       }
       const { provider, probe } = ready;
-      await verifyStoredKey(provider, stored);
+      for (const each of stored) await verifyStoredKey(provider, each);
       deps.log.info(
-        { provider: provider.name, key_version: provider.keyVersion, ...provider.details },
-        `master key: ${provider.name} provider, key version ${provider.keyVersion}`,
+        {
+          provider: provider.name,
+          key_version: provider.keyVersion,
+          ...provider.details,
+          ...(previous !== undefined && { previous_key_version: previous.keyVersion }),
+        },
+        `master key: ${provider.name} provider, key version ${provider.keyVersion}` +
+          (previous === undefined ? "" : `; previous key version ${previous.keyVersion} readable`),
       );
       return createMasterKeyCustody(provider, { probe, ttlMs: deps.ttlMs, clock: deps.clock, log: deps.log });
     },
-    abandon: () => ready?.provider.close() ?? Promise.resolve(),
+    abandon: async () => {
+      await ready?.provider.close();
+      if (ready === undefined) await previous?.close();
+    },
+  };
+}
+
+/**
+ * A master key given explicitly (the previous one during a rotation, or `rotate-master --to`), opened and made to
+ * wrap and unwrap a test key, with the same failures as at start.
+ */
+export async function openTargetProvider(config: MasterKeyConfig): Promise<MasterKeyProvider> {
+  const provider = await openProvider(config);
+  if (provider === undefined) throw new ConfigError(["a raw master key file to rotate with must exist"]);
+  try {
+    await probeProvider(provider);
+  } catch (error) {
+    await provider.close();
+    throw error;
+  }
+  return provider;
+}
+
+/**
+ * The configured master key with the one being rotated away from: everything is wrapped by `primary`; a row is
+ * unwrapped by the key its row records, or, for rows that record none (stored before versions were), by
+ * `primary` and then by `previous` if `primary` cannot open it.
+ */
+export function withPrevious(primary: MasterKeyProvider, previous: MasterKeyProvider): MasterKeyProvider {
+  return {
+    name: primary.name,
+    keyVersion: primary.keyVersion,
+    details: primary.details,
+    wrap: (key, context) => primary.wrap(key, context),
+    async unwrap(wrapped, context, version) {
+      if (version === previous.keyVersion) return previous.unwrap(wrapped, context, version);
+      if (version === primary.keyVersion) return primary.unwrap(wrapped, context, version);
+      try {
+        return await primary.unwrap(wrapped, context, version);
+      } catch (error) {
+        if (!(error instanceof DecryptionError)) throw error;
+        return previous.unwrap(wrapped, context, version);
+      }
+    },
+    async close() {
+      await primary.close();
+      await previous.close();
+    },
   };
 }
 
@@ -175,7 +237,11 @@ async function verifyStoredKey(
   } catch (error) {
     if (error instanceof MasterKeyProviderError) throw error;
     // The same provider has just wrapped and unwrapped a test key: whatever else went wrong is the stored key's.
-    throw new MasterKeyMismatchError(provider.name, wrappedBy(Buffer.from(stored.key.wrapped, "base64")));
+    throw new MasterKeyMismatchError(
+      provider.name,
+      wrappedBy(Buffer.from(stored.key.wrapped, "base64")),
+      stored.key.masterKeyVersion === provider.keyVersion ? undefined : stored.key.masterKeyVersion,
+    );
   }
 }
 
