@@ -111,7 +111,13 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
     const audit = createAuditRecorder({ store, clock });
     const tenantKeys = createTenantKeys({ store, keyring, clock });
-    const tenants = createTenantService({ store, keys: tenantKeys, clock, audit });
+    const tenants = createTenantService({
+      store,
+      keys: tenantKeys,
+      clock,
+      audit,
+      sealAudit: () => sealAuditLog(store, tenantKeys),
+    });
     const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
     const tokens = createTokenService({
       store,

@@ -52,6 +52,12 @@ export interface TenantKeys {
    * the purpose existed).
    */
   ensure(tenantId: string, purpose: TenantKeyPurpose): Promise<Buffer>;
+  /**
+   * Crypto-shredding: deletes every key of the tenant in `trx` (how many there were) and drops them from this
+   * instance's cache. Other instances drop theirs within the cache's lifetime; no request reaches them meanwhile,
+   * since the tenant's Applications go in the same transaction.
+   */
+  destroy(trx: Executor, tenantId: string): Promise<number>;
 }
 
 /** Every change to a tenant's keys holds this lock, so instances adding a version at once take turns. */
@@ -141,6 +147,10 @@ export function createTenantKeys(deps: {
         },
         { lock: lockOf(tenantId) },
       );
+    },
+    async destroy(trx, tenantId) {
+      cache.delete(tenantId);
+      return keyStore(trx).destroy(tenantId);
     },
     async ensure(tenantId, purpose) {
       const find = async (db: Executor) => (await keyStore(db).of(tenantId, purpose))[0];

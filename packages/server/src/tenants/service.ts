@@ -10,7 +10,7 @@ import type { NewTenantKeys, TenantKeys } from "../keys/tenant-keys.js";
 import { AppError } from "../server/errors.js";
 import { textProblem } from "../shared/text.js";
 import { type Executor, type Store, writeContext } from "../storage/database.js";
-import { tenantStore } from "./store.js";
+import { tenantStore, type PurgedCounts } from "./store.js";
 import type { Tenant } from "./types.js";
 
 const BOOTSTRAP_TENANT = "bootstrap_tenant_id";
@@ -18,7 +18,9 @@ const BOOTSTRAP_APPLICATION = "bootstrap_application_id";
 
 export interface TenantServiceDeps {
   readonly store: Store;
-  readonly keys: Pick<TenantKeys, "prepare" | "createFor">;
+  readonly keys: Pick<TenantKeys, "prepare" | "createFor" | "destroy">;
+  /** Chains what the audit log holds (audit/sealer.ts): a tenant's last entries are sealed before its key goes. */
+  readonly sealAudit?: () => Promise<unknown>;
   readonly clock: Clock;
   /** Absent where nothing is recorded (tests of the key machinery). */
   readonly audit?: AuditRecorder;
@@ -40,7 +42,17 @@ export class StoreNotInitializedError extends Error {
   }
 }
 
-export function createTenantService({ store, keys, clock, audit }: TenantServiceDeps) {
+/** What shredding a tenant destroyed (DELETE /tenants/{id}). */
+export interface ShreddedTenant {
+  readonly id: string;
+  readonly shreddedAt: string;
+  /** Rows deleted: tenant keys, tokens, reactors, reactor invocations, idempotent answers, Applications. */
+  readonly destroyed: PurgedCounts & { readonly tenant_keys: number };
+  /** Whether the store's files were scrubbed of the deleted rows too (SQLite: yes, unless held; PostgreSQL: no). */
+  readonly filesScrubbed: boolean;
+}
+
+export function createTenantService({ store, keys, clock, audit, sealAudit }: TenantServiceDeps) {
   /** What Tessera itself does (first start, key recovery) is in the tenant's log too, with no actor. */
   const bySystem = (
     tenantId: string,
@@ -109,6 +121,42 @@ export function createTenantService({ store, keys, clock, audit }: TenantService
         ]);
         return created;
       });
+    },
+
+    /**
+     * Crypto-shredding (docs/keys.md#shredding-a-tenant): destroys the tenant's keys, so that nothing it stored can
+     * be decrypted again, and deletes its data and Applications in the same transaction; its audit log stays, sealed
+     * first, and the shredding is recorded in the bootstrap tenant's log. Only the bootstrap tenant's management
+     * Applications may (the route also requires tenant:create), and not of the bootstrap tenant itself.
+     */
+    async shred(principal: Principal, tenantId: string): Promise<ShreddedTenant> {
+      const bootstrap = await tenantStore(store.db).getMeta(BOOTSTRAP_TENANT);
+      if (principal.tenantId !== bootstrap) {
+        throw AppError.forbidden("Only the bootstrap tenant's management Applications may shred a tenant.");
+      }
+      if (tenantId === bootstrap) {
+        throw new AppError(
+          "conflict",
+          "The bootstrap tenant cannot be shredded: it manages every other tenant.",
+        );
+      }
+      if ((await tenantStore(store.db).findById(tenantId)) === undefined) throw AppError.notFound("Tenant");
+      await sealAudit?.();
+      const shreddedAt = clock.now().toISOString();
+      const destroyed = await store.transaction(
+        async (trx) => {
+          // Shredded meanwhile by another request: absent, as it would be now.
+          if ((await tenantStore(trx).findById(tenantId)) === undefined) throw AppError.notFound("Tenant");
+          const counts = { tenant_keys: await keys.destroy(trx, tenantId) };
+          const purged = { ...counts, ...(await tenantStore(trx).purge(tenantId, shreddedAt)) };
+          await audit?.within(writeContext(trx), [
+            auditEntry(principal, "tenant.shred", { type: "tenant", id: tenantId }, { details: purged }),
+          ]);
+          return purged;
+        },
+        { lock: `tessera:keys:${tenantId}` },
+      );
+      return { id: tenantId, shreddedAt, destroyed, filesScrubbed: await store.scrubDeleted() };
     },
 
     async getOwn(principal: Principal): Promise<Tenant> {
