@@ -25,8 +25,9 @@ export class MasterKeyMismatchError extends Error {
       "the configured master key cannot unwrap this store's keys: it is not the key the store was created with" +
         (recorded === undefined || recorded === null
           ? ""
-          : ` (some are recorded as wrapped by master key ${recorded}: configure it, as TESSERA_MASTER_KEY_PREVIOUS_FILE ` +
-            "during a rotation, until `tessera keys rotate-master` has re-wrapped them, docs/keys.md#rotating-the-master-key)") +
+          : ` (they are recorded as wrapped by master key ${recorded}: configure that key, or during a rotation ` +
+            "give it as TESSERA_MASTER_KEY_PREVIOUS_FILE until `tessera keys rotate-master` has re-wrapped them, " +
+            "docs/keys.md#rotating-the-master-key)") +
         (storedBy === undefined || storedBy === configured || (recorded !== undefined && recorded !== null)
           ? ""
           : ` (they were wrapped by the ${storedBy} provider, and TESSERA_MASTER_KEY_PROVIDER is ${configured}: ` +
