@@ -28,8 +28,10 @@ COPY . .
 # install caches them and the image runs with the same value, so that the two agree.
 ARG TESSERA_REACTOR_MODULES=
 # `npm ci` installs everything from the npm registry (better-sqlite3 and Deno ship their binaries in their npm
-# packages), compiles the SDK, the server and the CLI with tsc and builds the Elements files and the web console (the root `prepare`
-# script), and caches the reactor packages with Deno from the npm registry. Behind a TLS-inspecting proxy, give its
+# packages; pkcs11js, the pkcs11 master key provider's binding, compiles here with the tools above, and the check
+# below fails the build if it did not), compiles the SDK, the server and the CLI with tsc and builds the Elements
+# files and the web console (the root `prepare` script), and caches the reactor packages with Deno from the npm
+# registry. Behind a TLS-inspecting proxy, give its
 # CA certificate as the build secret `npm_ca`. The development dependencies (TypeScript, tsx, Vitest) are removed
 # afterwards. Deno keeps the file modes of the packages' tarballs, some of which are 0640: the server, not root,
 # copies the cache for its workers, so everything in it is made readable.
@@ -42,6 +44,7 @@ RUN --mount=type=secret,id=npm_ca \
  && test -f packages/server/dist/main.js \
  && test -f packages/server/dist/reactors/sandbox/harness.js \
  && test -f packages/sdk/dist/index.js \
+ && test -f node_modules/pkcs11js/build/Release/pkcs11.node \
  && test ! -e node_modules/typescript \
  && test ! -e node_modules/tsx \
  && test -f packages/elements/dist/manifest.json \

@@ -4,16 +4,12 @@
 import { parseArgs } from "node:util";
 import { CompiledQuery } from "kysely";
 import { ruleContainers } from "../packages/server/src/access/decide.js";
-import { systemClock } from "../packages/server/src/shared/clock.js";
 import { loadConfig } from "../packages/server/src/config.js";
 import { blindIndex } from "../packages/server/src/crypto/blind-index.js";
-import { createKeyring } from "../packages/server/src/crypto/keyring.js";
 import { createLogger, openVault } from "../packages/server/src/main.js";
-import { readMasterKey } from "../packages/server/src/master-key.js";
 import { compileSearch, coversEverything, topLevelPaths } from "../packages/server/src/search/compile.js";
 import { parseQuery } from "../packages/server/src/search/parser.js";
 import { toPredicate } from "../packages/server/src/search/predicate.js";
-import { createTenantKeys } from "../packages/server/src/keys/tenant-keys.js";
 import { TOKEN_TYPES } from "../packages/server/src/tokens/token-types.js";
 import { searchScenarios } from "./search/scenarios.js";
 import { readManifest, tesseraEnv } from "./search/seed.js";
@@ -50,14 +46,7 @@ async function main(argv: string[]): Promise<number> {
     if (authenticated === undefined) throw new Error("the corpus's search key is not valid in its store");
     const { principal } = authenticated;
     // The same scope the service builds for this caller (tokens/service.ts and search/run.ts).
-    const masterKey = readMasterKey(config.masterKey);
-    if (!("key" in masterKey)) throw new Error(`no master key at ${masterKey.missingDevFile}`);
-    const keys = createTenantKeys({
-      store: vault.store,
-      keyring: createKeyring(masterKey.key),
-      clock: systemClock,
-    });
-    const indexKey = (await keys.current(principal.tenantId, "index")).key;
+    const indexKey = (await vault.tenantKeys.current(principal.tenantId, "index")).key;
     const rulePaths = ruleContainers(principal.application, "token:search");
     // As the token store does: rules covering every top-level container need no check per token.
     const tops = await vault.store.db.executeQuery<{ path: string }>(

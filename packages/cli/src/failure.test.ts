@@ -5,6 +5,7 @@ import {
   CommandFailure,
   ConfigurationError,
   EXIT,
+  MasterKeyRefused,
   ReactorResponse,
   ServerUnreachable,
   UsageError,
@@ -30,7 +31,12 @@ describe("explain", () => {
       EXIT.config,
       "no API key: set SVC_API_KEY or pass --key",
     ],
-    [new CommandFailure("the master key does not match"), EXIT.failure, "the master key does not match"],
+    [new CommandFailure("the migration failed"), EXIT.failure, "the migration failed"],
+    [
+      new MasterKeyRefused('token "tessera" refused the PIN (CKR_PIN_INCORRECT)', EXIT.masterKeyLogin),
+      82,
+      'token "tessera" refused the PIN (CKR_PIN_INCORRECT)',
+    ],
     [new BadInput("the line is not valid JSON"), EXIT.refused, "the line is not valid JSON"],
     [
       new WaitTimedOut("the webhook was not delivered within 5 s"),

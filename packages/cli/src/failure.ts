@@ -4,7 +4,8 @@ import { printable } from "./output/table.js";
 /**
  * Exit codes scripts can rely on (docs/cli.md). 3 and 4 let a script tell "try again later" from "fix the
  * request"; 69 and 78 are sysexits' EX_UNAVAILABLE and EX_CONFIG, which a supervisor tells apart the same way
- * for the server's own database.
+ * for the server's own database and for its master key's HSM or KMS. 80 to 84 are a master key that cannot be
+ * used, one code per thing to fix (docs/keys.md#start-up-checks).
  */
 export const EXIT = {
   ok: 0,
@@ -14,6 +15,11 @@ export const EXIT = {
   refused: 4,
   unavailable: 69,
   config: 78,
+  masterKeyModule: 80,
+  masterKeyToken: 81,
+  masterKeyLogin: 82,
+  masterKeyLabel: 83,
+  masterKeyMismatch: 84,
 } as const;
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
@@ -42,9 +48,24 @@ export class StoreUnavailable extends Error {
   override name = "StoreUnavailable";
 }
 
-/** A failure the message fully explains (a master key that does not match the store, a port in use). */
+/** A failure the message fully explains (a failed migration, a port in use). */
 export class CommandFailure extends Error {
   override name = "CommandFailure";
+}
+
+/**
+ * The server's master key cannot be used at start (a module that does not load, no such token, a PIN refused, no
+ * such key, not the key of this store): the exit code says which, the message names it.
+ */
+export class MasterKeyRefused extends Error {
+  override name = "MasterKeyRefused";
+
+  constructor(
+    message: string,
+    readonly code: ExitCode,
+  ) {
+    super(message);
+  }
 }
 
 /**
@@ -117,6 +138,7 @@ function explainUnescaped(error: unknown): Explained {
   }
   if (error instanceof ConfigurationError) return { code: EXIT.config, message: error.message };
   if (error instanceof CommandFailure) return { code: EXIT.failure, message: error.message };
+  if (error instanceof MasterKeyRefused) return { code: error.code, message: error.message };
   if (error instanceof StoreUnavailable) return { code: EXIT.unavailable, message: error.message };
   if (error instanceof BadInput) return { code: EXIT.refused, message: error.message };
   if (error instanceof ServerUnreachable) return { code: EXIT.unreachable, message: unreachable(error) };

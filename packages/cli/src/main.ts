@@ -38,7 +38,8 @@ Environment of the admin commands:
   SVC_API_KEY              The API key (or --key)
 
 Exit codes: 0 success, 1 failure or server error (5xx), 2 usage error, 3 server unreachable or timed out,
-4 request refused (4xx), 69 the server's database unavailable at start, 78 configuration error.
+4 request refused (4xx), 69 the server's database or master key unavailable at start, 78 configuration error,
+80-84 the master key cannot be used (module, token, PIN, key label, not this store's key).
 Full reference: docs/cli.md.
 `;
 }

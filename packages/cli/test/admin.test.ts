@@ -202,6 +202,20 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera applications and tenants (${STORE})`
 
     const asGlobex = await cli(["tenants", "self", "--json", "--key", globex.application.key]);
     expect(JSON.parse(asGlobex.stdout)).toMatchObject({ id: globex.id, name: "globex" });
+
+    // Shredding: only with --yes; then globex's key stops working and a second shred finds nothing.
+    const unconfirmed = await cli(["tenants", "shred", globex.id]);
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toContain("shredding cannot be undone: add --yes to confirm");
+    const shredded = await cli(["tenants", "shred", globex.id, "--yes"]);
+    expect(shredded.code, shredded.stderr).toBe(0);
+    expect(shredded.stdout).toMatch(/^tenant keys destroyed +5$/m);
+    expect(shredded.stdout).toMatch(/^applications deleted +1$/m);
+    const gone = await cli(["tenants", "self", "--key", globex.application.key]);
+    expect(gone.code).toBe(4);
+    const again = await cli(["tenants", "shred", globex.id, "--yes", "--json"]);
+    expect(again.code).toBe(4);
+    expect(again.stderr).toContain("404");
   });
 
   it("maps every failure to its exit code with one line on stderr", async () => {
@@ -310,9 +324,11 @@ describe("tessera --help", () => {
       "migrate",
       "keys rotate",
       "keys rewrap",
+      "keys rotate-master",
       ...["create", "list", "get", "update", "regenerate", "delete"].map((c) => `applications ${c}`),
       "tenants create",
       "tenants self",
+      "tenants shred",
       ...["create", "get", "search", "delete", "import"].map((c) => `tokens ${c}`),
     ];
     for (const command of commands) expect(top.stdout).toMatch(new RegExp(`^  ${command} `, "m"));

@@ -143,7 +143,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
       { ...env, TESSERA_MASTER_KEY: randomBytes(32).toString("base64") },
       database.dataDir,
     );
-    expect(await wrong.exited).toBe(1);
+    expect(await wrong.exited).toBe(84);
     expect(wrong.stderr).toMatch(/master key cannot unwrap this store's keys/);
     expect(wrong.stderr).not.toMatch(/\n\s+at /);
   });

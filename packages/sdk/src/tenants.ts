@@ -1,6 +1,6 @@
 import { fromWire, toWire } from "./case.js";
 import type { Transport } from "./http.js";
-import type { CreatedTenant, CreateTenantInput, Tenant } from "./types.js";
+import type { CreatedTenant, CreateTenantInput, ShreddedTenant, Tenant } from "./types.js";
 
 /**
  * The Tenants API. Reached as `client.tenants`.
@@ -27,6 +27,19 @@ export class Tenants {
   async create(input: CreateTenantInput): Promise<CreatedTenant> {
     const body = await this.#transport.send({ method: "POST", path: "/tenants", body: toWire(input) });
     return fromWire<CreatedTenant>(body);
+  }
+
+  /**
+   * Shreds a tenant: destroys its keys, so that nothing it stored can be decrypted again, and deletes its data
+   * and Applications; its audit log remains. Only the bootstrap tenant's management key may, and not for the
+   * bootstrap tenant itself.
+   *
+   * @example
+   * const { destroyed } = await admin.tenants.shred(tenantId);
+   */
+  async shred(id: string): Promise<ShreddedTenant> {
+    const body = await this.#transport.send({ method: "DELETE", path: `/tenants/${encodeURIComponent(id)}` });
+    return fromWire<ShreddedTenant>(body);
   }
 
   /**

@@ -74,6 +74,9 @@ export type Tenant = Camelize<ResponseOf<"/tenants/self", "get", 200>>;
 /** A new tenant with its first management Application, whose key is shown only in this response. */
 export type CreatedTenant = Camelize<ResponseOf<"/tenants", "post", 201>>;
 
+/** What shredding a tenant destroyed (`DELETE /tenants/{id}`). */
+export type ShreddedTenant = Camelize<ResponseOf<"/tenants/{id}", "delete", 200>>;
+
 export type CreateTenantInput = Camelize<RequestOf<"/tenants", "post">>;
 
 /**

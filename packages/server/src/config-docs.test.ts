@@ -76,8 +76,22 @@ describe("the settings in the docs and in the code", () => {
     const examples = new Set([
       "TESSERA_DATABASE_URL",
       "TESSERA_MASTER_KEY_FILE",
+      "TESSERA_MASTER_KEY_PREVIOUS_FILE",
       "TESSERA_REACTOR_DIR",
       "TESSERA_REACTOR_EGRESS",
+      // A provider's settings are refused while another provider is chosen, so each line is an example.
+      "TESSERA_PKCS11_MODULE",
+      "TESSERA_PKCS11_TOKEN_LABEL",
+      "TESSERA_PKCS11_SLOT",
+      "TESSERA_PKCS11_PIN_FILE",
+      "TESSERA_PKCS11_KEY_LABEL",
+      "TESSERA_PKCS11_GCM_IV",
+      "TESSERA_KMS_KEY_ID",
+      "TESSERA_KMS_WRAP_COMMAND",
+      "TESSERA_KMS_UNWRAP_COMMAND",
+      "TESSERA_KMS_ENCODING",
+      "TESSERA_KMS_TIMEOUT_MS",
+      "TESSERA_KMS_ENV",
     ]);
     const base = { TESSERA_MASTER_KEY: Buffer.alloc(32, 1).toString("base64") };
     const defaults = loadConfig(base);

@@ -1,7 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "./config.js";
+import { afterAll, describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, loadMasterKeyFile } from "./config.js";
 
 const KEY = Buffer.alloc(32, 7).toString("base64");
 
@@ -24,7 +25,8 @@ describe("loadConfig", () => {
       port: 3000,
       dataDir: "/srv/data",
       database: { kind: "sqlite", path: "/srv/data/tessera.db", walLimitBytes: 64 * 1024 * 1024 },
-      masterKey: { kind: "dev-file", path: "/srv/data/master.key" },
+      masterKey: { provider: "raw", source: { kind: "dev-file", path: "/srv/data/master.key" } },
+      tenantKeyCacheMs: 300_000,
       bootstrapKey: undefined,
       logLevel: "info",
       bodyLimit: 1048576,
@@ -52,7 +54,7 @@ describe("loadConfig", () => {
       host: "0.0.0.0",
       port: 8080,
       database: { kind: "postgres", url: "postgres://u:p@db:5432/tessera" },
-      masterKey: { kind: "value", key: Buffer.alloc(32, 7) },
+      masterKey: { provider: "raw", source: { kind: "value", key: Buffer.alloc(32, 7) } },
       bootstrapKey: "b".repeat(32),
       logLevel: "warn",
       bodyLimit: 2048,
@@ -286,7 +288,133 @@ describe("loadConfig", () => {
       { NODE_ENV: "production", TESSERA_MASTER_KEY_FILE: "secrets/master.key" },
       "/srv",
     );
-    expect(config.masterKey).toEqual({ kind: "file", path: "/srv/secrets/master.key" });
+    expect(config.masterKey).toEqual({
+      provider: "raw",
+      source: { kind: "file", path: "/srv/secrets/master.key" },
+    });
+  });
+});
+
+describe("loadConfig: master key providers", () => {
+  const PKCS11 = {
+    TESSERA_MASTER_KEY_PROVIDER: "pkcs11",
+    TESSERA_PKCS11_MODULE: "/usr/lib/softhsm/libsofthsm2.so",
+    TESSERA_PKCS11_TOKEN_LABEL: "tessera",
+    TESSERA_PKCS11_PIN_FILE: "secrets/pin",
+    TESSERA_PKCS11_KEY_LABEL: "tessera-master",
+  };
+  const COMMAND = {
+    TESSERA_MASTER_KEY_PROVIDER: "command",
+    TESSERA_KMS_KEY_ID: "alias/tessera",
+    TESSERA_KMS_WRAP_COMMAND: '["/usr/local/bin/aws", "kms", "encrypt"]',
+    TESSERA_KMS_UNWRAP_COMMAND: '["/usr/local/bin/aws", "kms", "decrypt"]',
+  };
+
+  it("reads the pkcs11 provider, with the PIN file resolved and the slot as a number", () => {
+    expect(loadConfig({ ...PKCS11, NODE_ENV: "production" }, "/srv").masterKey).toEqual({
+      provider: "pkcs11",
+      pkcs11: {
+        module: "/usr/lib/softhsm/libsofthsm2.so",
+        token: { label: "tessera" },
+        pinFile: "/srv/secrets/pin",
+        keyLabel: "tessera-master",
+        gcmIv: "random",
+      },
+    });
+    expect(loadConfig({ ...PKCS11, TESSERA_PKCS11_GCM_IV: "token" }, "/srv").masterKey).toMatchObject({
+      pkcs11: { gcmIv: "token" },
+    });
+    expect(problemsOf({ ...PKCS11, TESSERA_PKCS11_GCM_IV: "hsm" })).toEqual([
+      "TESSERA_PKCS11_GCM_IV must be random or token",
+    ]);
+    const bySlot = { ...PKCS11, TESSERA_PKCS11_TOKEN_LABEL: "", TESSERA_PKCS11_SLOT: "0x2a3b4c5d" };
+    expect(loadConfig(bySlot, "/srv").masterKey).toMatchObject({ pkcs11: { token: { slot: 0x2a3b4c5dn } } });
+    expect(loadConfig({ ...bySlot, TESSERA_PKCS11_SLOT: "7" }, "/srv").masterKey).toMatchObject({
+      pkcs11: { token: { slot: 7n } },
+    });
+  });
+
+  it("reports every missing or contradictory pkcs11 setting", () => {
+    expect(problemsOf({ TESSERA_MASTER_KEY_PROVIDER: "pkcs11" })).toEqual([
+      "TESSERA_PKCS11_MODULE: the path of the PKCS#11 library is required",
+      "set one of TESSERA_PKCS11_TOKEN_LABEL and TESSERA_PKCS11_SLOT to choose the token",
+      "TESSERA_PKCS11_PIN_FILE: a file holding the token's user PIN is required (never the PIN itself)",
+      "TESSERA_PKCS11_KEY_LABEL: the label of the AES key is required",
+    ]);
+    expect(problemsOf({ ...PKCS11, TESSERA_PKCS11_SLOT: "3" })).toEqual([
+      "set one of TESSERA_PKCS11_TOKEN_LABEL and TESSERA_PKCS11_SLOT to choose the token",
+    ]);
+    expect(problemsOf({ ...PKCS11, TESSERA_PKCS11_TOKEN_LABEL: "", TESSERA_PKCS11_SLOT: "slot-3" })).toEqual([
+      "TESSERA_PKCS11_SLOT must be a slot id: decimal, or hexadecimal with 0x",
+    ]);
+  });
+
+  it("reads the command provider, with its defaults and the variables it passes on", () => {
+    expect(loadConfig(COMMAND, "/srv").masterKey).toEqual({
+      provider: "command",
+      command: {
+        keyId: "alias/tessera",
+        wrap: ["/usr/local/bin/aws", "kms", "encrypt"],
+        unwrap: ["/usr/local/bin/aws", "kms", "decrypt"],
+        encoding: "base64",
+        timeoutMs: 10_000,
+        env: [],
+      },
+    });
+    const tuned = {
+      ...COMMAND,
+      TESSERA_KMS_ENCODING: "binary",
+      TESSERA_KMS_TIMEOUT_MS: "2500",
+      TESSERA_KMS_ENV: "AWS_REGION, HOME,AWS_REGION",
+      TESSERA_TENANT_KEY_CACHE_SECONDS: "60",
+    };
+    const config = loadConfig(tuned, "/srv");
+    expect(config.masterKey).toMatchObject({
+      command: { encoding: "binary", timeoutMs: 2500, env: ["AWS_REGION", "HOME"] },
+    });
+    expect(config.tenantKeyCacheMs).toBe(60_000);
+  });
+
+  it("refuses a command that is not an argv array with an absolute program, and other bad values", () => {
+    expect(
+      problemsOf({
+        ...COMMAND,
+        TESSERA_KMS_KEY_ID: "",
+        TESSERA_KMS_WRAP_COMMAND: "aws kms encrypt",
+        TESSERA_KMS_UNWRAP_COMMAND: '["aws", "kms", "decrypt"]',
+        TESSERA_KMS_ENCODING: "hex",
+        TESSERA_KMS_TIMEOUT_MS: "50",
+        TESSERA_KMS_ENV: "AWS_REGION,$HOME",
+        TESSERA_TENANT_KEY_CACHE_SECONDS: "0",
+      }),
+    ).toEqual([
+      "TESSERA_KMS_KEY_ID: the KMS key's name (an ARN, a resource name) is required",
+      'TESSERA_KMS_WRAP_COMMAND must be a JSON array of 1 to 64 strings, like ["/usr/local/bin/aws", "kms", "encrypt", ...]',
+      'TESSERA_KMS_UNWRAP_COMMAND: the program must be an absolute path ("aws" is not)',
+      "TESSERA_KMS_ENCODING must be base64 or binary",
+      "TESSERA_KMS_TIMEOUT_MS must be an integer from 100 to 120000",
+      "TESSERA_KMS_ENV must list variable names, comma-separated (not: $HOME)",
+      "TESSERA_TENANT_KEY_CACHE_SECONDS must be an integer from 1 to 86400",
+    ]);
+  });
+
+  it("refuses an unknown provider, and settings of a provider that is not the chosen one", () => {
+    expect(problemsOf({ TESSERA_MASTER_KEY_PROVIDER: "vault" })).toEqual([
+      "TESSERA_MASTER_KEY_PROVIDER must be one of raw, pkcs11, command",
+    ]);
+    expect(problemsOf({ ...PKCS11, TESSERA_MASTER_KEY: KEY, TESSERA_KMS_KEY_ID: "alias/x" })).toEqual([
+      "TESSERA_MASTER_KEY is set, but TESSERA_MASTER_KEY_PROVIDER is pkcs11, not raw",
+      "TESSERA_KMS_KEY_ID is set, but TESSERA_MASTER_KEY_PROVIDER is pkcs11, not command",
+    ]);
+    expect(problemsOf({ TESSERA_MASTER_KEY: KEY, TESSERA_PKCS11_MODULE: "/x.so" })).toEqual([
+      "TESSERA_PKCS11_MODULE is set, but TESSERA_MASTER_KEY_PROVIDER is raw, not pkcs11",
+    ]);
+  });
+
+  it("needs no raw key for an HSM or a KMS, in production or on PostgreSQL", () => {
+    const env = { NODE_ENV: "production", TESSERA_DATABASE_URL: "postgres://localhost/x" };
+    expect(problemsOf({ ...env, ...PKCS11 })).toEqual([]);
+    expect(problemsOf({ ...env, ...COMMAND })).toEqual([]);
   });
 });
 
@@ -412,5 +540,58 @@ describe("loadConfig: limits", () => {
       perSecond: 64 / 60,
       burst: 64,
     });
+  });
+});
+
+describe("loadConfig: the previous master key during a rotation", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "tessera-previous-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string) => {
+    const where = path.join(dir, name);
+    writeFileSync(where, text);
+    return where;
+  };
+  const raw = Buffer.alloc(32, 7).toString("base64");
+
+  it("reads a provider's settings from TESSERA_MASTER_KEY_PREVIOUS_FILE, and the --to file the same way", () => {
+    const previous = file("raw.env", `# the old key\nTESSERA_MASTER_KEY=${raw}\n`);
+    const config = loadConfig({ TESSERA_MASTER_KEY_PREVIOUS_FILE: previous }, dir);
+    expect(config.previousMasterKey).toEqual({
+      provider: "raw",
+      source: { kind: "value", key: Buffer.from(raw, "base64") },
+    });
+    expect(loadConfig({}, dir).previousMasterKey).toBeUndefined();
+    const hsm = file(
+      "hsm.env",
+      "TESSERA_MASTER_KEY_PROVIDER=pkcs11\nTESSERA_PKCS11_MODULE=/usr/lib/softhsm/libsofthsm2.so\n" +
+        "TESSERA_PKCS11_TOKEN_LABEL=tessera\nTESSERA_PKCS11_PIN_FILE=pin\nTESSERA_PKCS11_KEY_LABEL=master\n",
+    );
+    expect(loadMasterKeyFile(hsm, dir)).toMatchObject({
+      provider: "pkcs11",
+      pkcs11: { pinFile: path.join(dir, "pin"), keyLabel: "master" },
+    });
+  });
+
+  it("refuses a file that is missing, holds other settings, or names no raw key", () => {
+    const problems = (text: string | undefined) => {
+      const where = text === undefined ? path.join(dir, "missing.env") : file("bad.env", text);
+      try {
+        loadConfig({ TESSERA_MASTER_KEY_PREVIOUS_FILE: where }, dir);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+      throw new Error("accepted");
+    };
+    expect(problems(undefined)).toEqual([
+      `TESSERA_MASTER_KEY_PREVIOUS_FILE: cannot read ${path.join(dir, "missing.env")} (ENOENT)`,
+    ]);
+    expect(problems(`TESSERA_MASTER_KEY=${raw}\nTESSERA_PORT=1\n`)).toEqual([
+      `TESSERA_MASTER_KEY_PREVIOUS_FILE (${path.join(dir, "bad.env")}): may hold only a master key provider and its settings, not TESSERA_PORT`,
+    ]);
+    expect(problems("TESSERA_MASTER_KEY_PROVIDER=raw\n")).toEqual([
+      `TESSERA_MASTER_KEY_PREVIOUS_FILE (${path.join(dir, "bad.env")}): a raw master key needs TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE`,
+    ]);
+    expect(() => loadMasterKeyFile(path.join(dir, "missing.env"), dir)).toThrow(ConfigError);
   });
 });

@@ -10,8 +10,7 @@ import { ConfigError, loadConfig } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { bootstrap, openVault, serve } from "./main.js";
 import { migrateThrough } from "./storage/migrate.js";
-import { keyStore } from "./keys/store.js";
-import { MasterKeyMismatchError } from "./keys/tenant-keys.js";
+import { MasterKeyMismatchError } from "./keys/providers/open.js";
 import { tenantStore } from "./tenants/store.js";
 
 const silent = createLogger("silent");
@@ -151,11 +150,21 @@ describe.skipIf(STORE_UNAVAILABLE)(`a start with the wrong master key (${STORE})
       await migrateThrough(store, "0001-initial");
       const tenant = { id: "t-old", name: "old", createdBy: null, createdAt: "2026-01-01T00:00:00.000Z" };
       await tenantStore(store.db).insert(tenant);
-      await keyStore(store.db).insert(
-        tenant.id,
-        createKeyring(randomBytes(32)).newTenantKeys(tenant.id),
-        tenant.createdAt,
-      );
+      // The rows as that version wrote them, without the columns later migrations add.
+      const keys = await createKeyring(randomBytes(32)).newTenantKeys(tenant.id);
+      await store.db
+        .insertInto("tenant_keys")
+        .columns(["tenant_id", "purpose", "version", "wrapped_key", "created_at"])
+        .values(
+          keys.map((k) => ({
+            tenant_id: tenant.id,
+            purpose: k.purpose,
+            version: k.version,
+            wrapped_key: k.wrapped,
+            created_at: tenant.createdAt,
+          })),
+        )
+        .execute();
     } finally {
       await store.close();
     }

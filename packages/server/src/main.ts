@@ -9,13 +9,15 @@ import { sealAuditLog, startAuditSealer } from "./audit/sealer.js";
 import { createAuditService, type AuditService } from "./audit/service.js";
 import { verifyAuditLog, type ChainReport } from "./audit/verify.js";
 import { systemClock, type Clock } from "./shared/clock.js";
-import { ConfigError, loadConfig, type Config } from "./config.js";
+import { loadConfig, type Config } from "./config.js";
 import { createKeyring } from "./crypto/keyring.js";
 import { elementsDistDir, loadElementAssets } from "./elements/assets.js";
 import type { WorkLoop } from "./jobs/work-loop.js";
 import { createIdempotency, type Idempotency } from "./idempotency/service.js";
 import { createKeyRotation, type KeyRotation } from "./keys/rotation.js";
-import { createDevMasterKey, readMasterKey } from "./master-key.js";
+import { createMasterKeyRotation, type MasterKeyRotation } from "./keys/master-rotation.js";
+import type { MasterKeyCustody } from "./keys/providers/custody.js";
+import { isMasterKeyFailure, openMasterKey } from "./keys/providers/open.js";
 import { createLogger as createServerLogger } from "./observability/logging.js";
 import { createMetrics } from "./observability/metrics.js";
 import { injectFetch } from "./server/inject-fetch.js";
@@ -33,7 +35,7 @@ import { type Store } from "./storage/database.js";
 import { openStore } from "./storage/open.js";
 import { migrateToLatest } from "./storage/migrate.js";
 import { keyStore } from "./keys/store.js";
-import { createTenantKeys, verifyMasterKey, type TenantKeys } from "./keys/tenant-keys.js";
+import { createTenantKeys, type TenantKeys } from "./keys/tenant-keys.js";
 import { reactorResealing } from "./reactors/resealing.js";
 import { createTenantService, type CreatedTenant, type TenantService } from "./tenants/service.js";
 import { tokenResealing } from "./tokens/resealing.js";
@@ -52,6 +54,8 @@ export interface Vault {
   readonly tenants: TenantService;
   readonly tokens: TokenService;
   readonly keys: KeyRotation;
+  /** `tessera keys rotate-master`: every tenant key re-wrapped by another master key. */
+  readonly masterKeys: MasterKeyRotation;
   readonly tenantKeys: TenantKeys;
   readonly invocationStore: InvocationStore;
   readonly webhookSecrets: WebhookSecrets;
@@ -64,6 +68,8 @@ export interface Vault {
     verify(tenantIds?: readonly string[]): Promise<ChainReport[]>;
   };
   readonly idempotency: Idempotency;
+  /** The master key's provider behind its cache: its state is part of GET /readyz. */
+  readonly masterKey: MasterKeyCustody;
   readonly clock: Clock;
   close(): Promise<void>;
 }
@@ -78,26 +84,40 @@ export function createLogger(config: Pick<Config, "logLevel">): Logger {
 }
 
 /**
- * Opens the store, checks the master key, migrates the store and wires the services: everything but HTTP. The key
- * is checked before anything is written, so that a start refused for its key leaves the store as it was and
- * creates no key file.
+ * Opens the master key's provider, opens the store, checks the master key against the store's keys, migrates the
+ * store and wires the services: everything but HTTP. The key is checked before anything is written, so that a
+ * start refused for its key leaves the store as it was and creates no key file (keys/providers/open.ts).
  */
 export async function openVault(config: Config, log: Logger, clock: Clock = systemClock): Promise<Vault> {
-  const configured = readMasterKey(config.masterKey);
-  const store = openStore(config.database);
+  const opening = await openMasterKey(config.masterKey, {
+    ttlMs: config.tenantKeyCacheMs,
+    clock,
+    log,
+    previous: config.previousMasterKey,
+  });
+  let masterKey: MasterKeyCustody | undefined;
+  let store: Store;
   try {
-    const stored = await keyStore(store.db).any();
-    const keyring = createKeyring(
-      "key" in configured
-        ? configured.key
-        : devMasterKey(configured.missingDevFile, stored !== undefined, log),
-    );
-    verifyMasterKey(keyring, stored);
+    store = openStore(config.database);
+  } catch (error) {
+    await opening.abandon();
+    throw error;
+  }
+  try {
+    const custody = await opening.finish(await keyStore(store.db).onePerMasterKey());
+    masterKey = custody;
+    const keyring = createKeyring(custody);
     const applied = await migrateToLatest(store);
     if (applied.length > 0) log.info({ migrations: applied }, "applied migrations");
     const audit = createAuditRecorder({ store, clock });
     const tenantKeys = createTenantKeys({ store, keyring, clock });
-    const tenants = createTenantService({ store, keys: tenantKeys, clock, audit });
+    const tenants = createTenantService({
+      store,
+      keys: tenantKeys,
+      clock,
+      audit,
+      sealAudit: () => sealAuditLog(store, tenantKeys),
+    });
     const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
     const tokens = createTokenService({
       store,
@@ -143,6 +163,23 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       tenants,
       tokens,
       keys,
+      masterKeys: createMasterKeyRotation({
+        store,
+        from: custody,
+        tenantIds: () => tenants.ids(),
+        // Run from the command line: Tessera itself acts, so there is no actor.
+        onRewrapped: (write, tenantId, details) =>
+          audit.within(write, [
+            {
+              tenantId,
+              actorId: null,
+              action: "tenant.rotate_master_key",
+              entityType: "tenant",
+              entityId: tenantId,
+              details,
+            },
+          ]),
+      }),
       tenantKeys,
       invocationStore: invocationStore(store),
       webhookSecrets: createWebhookSecrets({ keys: tenantKeys, clock, audit }),
@@ -154,40 +191,22 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
           verifyAuditLog(store, tenantKeys, clock, tenantIds ?? (await tenants.ids())),
       },
       idempotency: createIdempotency({ db: store.db, keys: tenantKeys, clock }),
+      masterKey: custody,
       clock,
       close: async () => {
         await reactorRuntime.close();
+        await custody.close();
         await store.close();
       },
     };
   } catch (error) {
+    if (masterKey === undefined) await opening.abandon();
+    else await masterKey.close();
     await store.close();
-    // A database that cannot be used is named as such (where, and why), not as the first step it failed.
-    throw unusableStore(error, config.database);
+    // A database that cannot be used is named as such (where, and why), not as the first step it failed; a
+    // master key that cannot be used, as that.
+    throw isMasterKeyFailure(error) ? error : unusableStore(error, config.database);
   }
-}
-
-/**
- * The development key file, created now that the store is known to hold no keys. A store that holds keys was made
- * with another master key, which a new one could never replace: the start is refused and nothing is written.
- */
-function devMasterKey(file: string, storeHoldsKeys: boolean, log: Logger): Buffer {
-  if (storeHoldsKeys) {
-    throw new ConfigError([
-      `the master key file ${file} does not exist, but this store holds data encrypted under a master ` +
-        "key: restore that file, or give that key in TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE. No key was " +
-        "generated, since a new one could not decrypt the store.",
-    ]);
-  }
-  const created = createDevMasterKey(file);
-  if (created.generated) {
-    log.warn(
-      { path: file },
-      "DEVELOPMENT MODE: generated a master key file next to the data. Anyone who reads both can decrypt " +
-        "every token. In production set TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE from a secret store.",
-    );
-  }
-  return created.key;
 }
 
 /** Creates the bootstrap tenant on first start and prints a generated key once (DESIGN §3). */
@@ -288,7 +307,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
       tokens: vault.tokens,
       audit: vault.audit.recorder,
     }),
-    readiness: { check: () => vault.store.ping() },
+    readiness: { check: () => vault.store.ping(), masterKey: () => vault.masterKey.status() },
     bodyLimit: config.bodyLimit,
     limits: config.limits,
     ...(config.console.enabled && { console: { root: builtConsoleRoot() } }),

@@ -118,7 +118,7 @@ export interface TestServerOptions {
    * Another instance on this server's store (several instances on one PostgreSQL): same database, bootstrap key
    * and clock; closing it leaves the store to the first.
    */
-  readonly sharing?: TestServer;
+  readonly sharing?: Pick<TestServer, "database" | "bootstrapKey" | "clock">;
 }
 
 /** The real server (`serve` from main.ts) on the store under test, over real HTTP on loopback. */

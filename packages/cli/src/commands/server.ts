@@ -1,6 +1,13 @@
 import type * as ServerModule from "@tessera/server";
 import { defineCommand } from "../args.js";
-import { CommandFailure, ConfigurationError, StoreUnavailable } from "../failure.js";
+import {
+  CommandFailure,
+  ConfigurationError,
+  EXIT,
+  MasterKeyRefused,
+  StoreUnavailable,
+  type ExitCode,
+} from "../failure.js";
 
 type Server = typeof ServerModule;
 type Config = ReturnType<Server["loadConfig"]>;
@@ -41,11 +48,21 @@ function translate(server: Server, error: unknown): unknown {
     const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
     return new CommandFailure(`${error.message}${cause}`);
   }
-  if (
-    error instanceof server.MasterKeyMismatchError ||
-    error instanceof server.StoreNotInitializedError ||
-    error instanceof server.UnknownTenantError
-  ) {
+  if (error instanceof server.MasterKeyProviderError) {
+    // An HSM or KMS that does not answer may come back by itself, like a database: 69.
+    return error.failure === "unavailable"
+      ? new StoreUnavailable(error.message)
+      : new MasterKeyRefused(error.message, MASTER_KEY_EXIT[error.failure]);
+  }
+  if (error instanceof server.MasterKeyMismatchError) {
+    return new MasterKeyRefused(error.message, EXIT.masterKeyMismatch);
+  }
+  // A command that opened the vault and then lost its HSM or KMS (`keys rotate`, `audit verify`).
+  if (error instanceof server.MasterKeyUnavailableError) {
+    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
+    return new StoreUnavailable(`the master key cannot be reached${cause}`);
+  }
+  if (error instanceof server.StoreNotInitializedError || error instanceof server.UnknownTenantError) {
     return new CommandFailure(error.message);
   }
   const code = (error as NodeJS.ErrnoException).code;
@@ -62,6 +79,13 @@ export const ONLY_TENANTS = {
   value: "<id>",
   help: "Only this tenant (default: every tenant)",
 } as const;
+
+const MASTER_KEY_EXIT: Record<"module" | "token" | "login" | "key", ExitCode> = {
+  module: EXIT.masterKeyModule,
+  token: EXIT.masterKeyToken,
+  login: EXIT.masterKeyLogin,
+  key: EXIT.masterKeyLabel,
+};
 
 const SERVER_ENVIRONMENT =
   "Configuration comes from the environment (see .env.example): TESSERA_DATABASE_URL, TESSERA_MASTER_KEY, ...";

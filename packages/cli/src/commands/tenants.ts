@@ -63,10 +63,48 @@ const self = defineCommand({
     }),
 });
 
+const shred = defineCommand({
+  name: "tenants shred",
+  usage: "<id> --yes [options]",
+  summary: "Destroy a tenant's keys, so that nothing it stored can be decrypted again (irreversible)",
+  description:
+    "Crypto-shredding (docs/keys.md#shredding-a-tenant): the tenant's keys, tokens, reactors and Applications are\n" +
+    "deleted; its id and audit log remain. Needs the bootstrap key; not for the bootstrap tenant. Earlier backups\n" +
+    "of the store still hold its keys wrapped by the master key: rotate the master key and retire the old one to\n" +
+    "make them useless too.",
+  operands: { min: 1, max: 1, name: "<id>" },
+  flags: {
+    yes: { type: "boolean", help: "Confirm: nothing of the tenant can be recovered afterwards" },
+    ...SERVER_FLAGS,
+  },
+  run: ({ values, operands: [id], command }) => {
+    if (values.yes !== true)
+      throw new UsageError("shredding cannot be undone: add --yes to confirm", command);
+    return withClient(values, async (client) => {
+      const shredded = await client.tenants.shred(id!);
+      if (values.json === true) {
+        printJson(toApiJson(shredded));
+        return 0;
+      }
+      const { destroyed } = shredded;
+      printDetails([
+        ["id", shredded.id],
+        ["shredded_at", shredded.shreddedAt],
+        ["tenant keys destroyed", String(destroyed.tenantKeys)],
+        ["tokens deleted", String(destroyed.tokens)],
+        ["reactors deleted", String(destroyed.reactors)],
+        ["applications deleted", String(destroyed.applications)],
+        ["files scrubbed", shredded.filesScrubbed ? "yes" : "no (see docs/keys.md#shredding-a-tenant)"],
+      ]);
+      return 0;
+    });
+  },
+});
+
 export const tenants: Group = {
   name: "tenants",
   summary: "Tenants keep their tokens, keys and Applications apart from each other's.",
-  commands: [create, self],
+  commands: [create, self, shred],
 };
 
 function show(tenant: Tenant): void {

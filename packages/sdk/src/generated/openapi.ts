@@ -50,7 +50,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The store is reachable and migrated */
+        /** The store is reachable and migrated, and the master key can be used */
         get: {
             parameters: {
                 query?: never;
@@ -67,7 +67,13 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            status: string;
+                            /** @description `ready`: the store answers and the master key's provider (HSM, KMS) answers. `degraded`: the provider does not answer; tenant keys it unwrapped recently still serve, other requests answer 503 `master-key-unavailable`. */
+                            status: "ready" | "degraded";
+                            /**
+                             * @description Present when `degraded`: what is degraded.
+                             * @enum {string}
+                             */
+                            master_key?: "unavailable";
                         };
                     };
                 };
@@ -1880,6 +1886,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tenants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Shred a tenant: destroy its keys, so that nothing it stored can be decrypted again
+         * @description Crypto-shredding (docs/keys.md#shredding-a-tenant). Only the bootstrap tenant's management Applications may, and not of the bootstrap tenant itself. The tenant's keys, tokens, reactors, invocations, idempotent answers and Applications are deleted in one transaction; the tenant's id and audit log remain, and the shredding is recorded in the bootstrap tenant's log.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            /** Format: date-time */
+                            shredded_at: string;
+                            /** @description Rows deleted, by table. The tenant row and its audit log remain. */
+                            destroyed: {
+                                tenant_keys: number;
+                                tokens: number;
+                                reactors: number;
+                                reactor_invocations: number;
+                                idempotency_keys: number;
+                                applications: number;
+                            };
+                            /** @description Whether the store's files hold no copy of the deleted rows: true on SQLite once its WAL is truncated; false on PostgreSQL, whose dead rows stay until VACUUM reuses their space (docs/keys.md#shredding-a-tenant). */
+                            files_scrubbed: boolean;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tenants/self": {
         parameters: {
             query?: never;
@@ -3186,7 +3284,7 @@ export interface paths {
                     entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
                     entity_id?: string;
                     actor_id?: string;
-                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "tenant.rotate_master_key" | "tenant.shred" | "webhook.rotate_secret";
                     /** @description From this time on (inclusive). */
                     start_date?: string;
                     /** @description Before this time (exclusive). */
@@ -3223,7 +3321,7 @@ export interface paths {
                                 /** @description The acting Application; absent for Tessera itself. */
                                 actor_id?: string;
                                 /** @enum {string} */
-                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "tenant.rotate_master_key" | "tenant.shred" | "webhook.rotate_secret";
                                 /** @enum {string} */
                                 entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
                                 entity_id?: string;

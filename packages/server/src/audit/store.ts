@@ -85,6 +85,10 @@ export function auditStore(db: Executor) {
         .select("tenant_id")
         .distinct()
         .where("seq", "is", null)
+        // A shredded tenant has no audit key left to chain with: what it recorded after is kept unsealed.
+        .where("tenant_id", "not in", (eb) =>
+          eb.selectFrom("tenants").select("id").where("shredded_at", "is not", null),
+        )
         .execute();
       return rows.map((row) => row.tenant_id);
     },

@@ -19,6 +19,8 @@ export const AUDIT_ACTIONS = [
   "application.delete",
   "tenant.create",
   "tenant.rotate_data_key",
+  "tenant.rotate_master_key",
+  "tenant.shred",
   "webhook.rotate_secret",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

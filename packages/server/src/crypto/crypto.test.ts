@@ -36,22 +36,38 @@ describe("cipher", () => {
 });
 
 describe("keyring", () => {
-  it("wraps fresh keys per tenant and purpose that only unwrap in their own place", () => {
+  it("wraps fresh keys per tenant and purpose that only unwrap in their own place", async () => {
     const keyring = createKeyring(randomBytes(32));
-    const keys = keyring.newTenantKeys("tenant-a");
+    const keys = await keyring.newTenantKeys("tenant-a");
     expect(keys.map((k) => k.purpose)).toEqual([...TENANT_KEY_PURPOSES]);
-    const unwrapped = keys.map((k) => keyring.unwrap("tenant-a", k));
+    const unwrapped = await Promise.all(keys.map((k) => keyring.unwrap("tenant-a", k)));
     expect(new Set(unwrapped.map((k) => k.toString("hex"))).size).toBe(keys.length);
     for (const k of unwrapped) expect(k).toHaveLength(32);
 
     const [data, fingerprint] = keys;
-    expect(() => keyring.unwrap("tenant-b", data!)).toThrow(DecryptionError);
-    expect(() => keyring.unwrap("tenant-a", { ...data!, purpose: "index" })).toThrow(DecryptionError);
-    expect(() => keyring.unwrap("tenant-a", { ...data!, version: 2 })).toThrow(DecryptionError);
-    expect(() => keyring.unwrap("tenant-a", { ...fingerprint!, wrapped: data!.wrapped })).toThrow(
+    await expect(keyring.unwrap("tenant-b", data!)).rejects.toThrow(DecryptionError);
+    await expect(keyring.unwrap("tenant-a", { ...data!, purpose: "index" })).rejects.toThrow(DecryptionError);
+    await expect(keyring.unwrap("tenant-a", { ...data!, version: 2 })).rejects.toThrow(DecryptionError);
+    await expect(keyring.unwrap("tenant-a", { ...fingerprint!, wrapped: data!.wrapped })).rejects.toThrow(
       DecryptionError,
     );
-    expect(() => createKeyring(randomBytes(32)).unwrap("tenant-a", data!)).toThrow(DecryptionError);
+    await expect(createKeyring(randomBytes(32)).unwrap("tenant-a", data!)).rejects.toThrow(DecryptionError);
+  });
+
+  it("reads a key wrapped before the providers existed, byte for byte", async () => {
+    // Wrapped by the synchronous keyring of commit 800c532 (the last before keys/providers/), with this master key.
+    const master = Buffer.from("7R0hKk2cJm3l2gEoXqKc4yCq4m1xV8b0dJb3o2n6T1Q=", "base64");
+    const stored = {
+      purpose: "data" as const,
+      version: 1,
+      wrapped: "AZbSd19yl9hiKBDWDFRlUXoFLyK+e2Fm/2haad/7o4gbCBxM/WwqFBCAF8aH4f8Dgc30Kd/zSQO6lgAXsw==",
+    };
+    const key = await createKeyring(master).unwrap("01930000-0000-7000-8000-000000000001", stored);
+    expect(key.toString("hex")).toBe("9e51a31d5a82ea03f2568e0666877a7b03ea02fa7cbf0d5840d4545f9e9e9756");
+    // And what it wraps now is in the same format: version byte, 12-byte IV, 16-byte tag, 32 bytes.
+    const fresh = Buffer.from((await createKeyring(master).newKey("t", "data", 1)).wrapped, "base64");
+    expect(fresh).toHaveLength(1 + 12 + 16 + 32);
+    expect(fresh[0]).toBe(1);
   });
 
   it("rejects a master key of the wrong size", () => {

@@ -1,11 +1,17 @@
 import type { Clock } from "../shared/clock.js";
-import type { Keyring, TenantKeyPurpose } from "../crypto/keyring.js";
+import type { Keyring, TenantKeyPurpose, WrappedTenantKey } from "../crypto/keyring.js";
 import { writeContext, type Executor, type Store, type WriteContext } from "../storage/database.js";
-import { keyStore, type StoredTenantKey } from "./store.js";
+import { keyStore } from "./store.js";
 
 export interface VersionedKey {
   readonly version: number;
   readonly key: Buffer;
+}
+
+/** A new tenant's first keys, wrapped before the transaction that creates the tenant opens. */
+export interface NewTenantKeys {
+  readonly tenantId: string;
+  readonly keys: readonly WrappedTenantKey[];
 }
 
 /** A key with the time its version was added: a rotation's overlap counts from it. */
@@ -25,8 +31,13 @@ export interface TenantKeys {
   version(tenantId: string, purpose: TenantKeyPurpose, version: number, trx?: Executor): Promise<Buffer>;
   /** Every version of a purpose, newest first, read now (not cached): webhook secrets, the audit chain. */
   history(tenantId: string, purpose: TenantKeyPurpose): Promise<DatedKey[]>;
-  /** A new tenant's first keys, in the transaction that creates the tenant. */
-  createFor(trx: Executor, tenantId: string, createdAt: string): Promise<void>;
+  /**
+   * A new tenant's first keys, wrapped now: the master key may be an HSM or a KMS, and a write transaction
+   * (SQLite's one writer) should not wait on it.
+   */
+  prepare(tenantId: string): Promise<NewTenantKeys>;
+  /** Stores what `prepare` made, in the transaction that creates the tenant. */
+  createFor(trx: Executor, prepared: NewTenantKeys, createdAt: string): Promise<void>;
   /**
    * Adds the next version of a purpose, under the tenant's key lock (PostgreSQL), with `also` in the same
    * transaction (its audit entry); answers the version added.
@@ -41,25 +52,12 @@ export interface TenantKeys {
    * the purpose existed).
    */
   ensure(tenantId: string, purpose: TenantKeyPurpose): Promise<Buffer>;
-}
-
-/** Throws MasterKeyMismatchError unless the keyring's master key unwraps `stored`, a key the store holds. */
-export function verifyMasterKey(keyring: Keyring, stored: StoredTenantKey | undefined): void {
-  if (stored === undefined) return;
-  try {
-    keyring.unwrap(stored.tenantId, stored.key);
-  } catch {
-    throw new MasterKeyMismatchError();
-  }
-}
-
-export class MasterKeyMismatchError extends Error {
-  constructor() {
-    super(
-      "the configured master key cannot unwrap this store's keys: it is not the key the store was created with",
-    );
-    this.name = "MasterKeyMismatchError";
-  }
+  /**
+   * Crypto-shredding: deletes every key of the tenant in `trx` (how many there were) and drops them from this
+   * instance's cache. Other instances drop theirs within the cache's lifetime; no request reaches them meanwhile,
+   * since the tenant's Applications go in the same transaction.
+   */
+  destroy(trx: Executor, tenantId: string): Promise<number>;
 }
 
 /** Every change to a tenant's keys holds this lock, so instances adding a version at once take turns. */
@@ -89,12 +87,13 @@ export function createTenantKeys(deps: {
 
   async function load(tenantId: string, db = store.db): Promise<Loaded> {
     const wrapped = await keyStore(db).all(tenantId);
+    const unwrapped = await Promise.all(wrapped.map((k) => keyring.unwrap(tenantId, k)));
     const keys = new Map<string, Buffer>();
     const newest = new Map<TenantKeyPurpose, number>();
-    for (const k of wrapped) {
-      keys.set(`${k.purpose}:${k.version}`, keyring.unwrap(tenantId, k));
+    wrapped.forEach((k, i) => {
+      keys.set(`${k.purpose}:${k.version}`, unwrapped[i]!);
       newest.set(k.purpose, Math.max(newest.get(k.purpose) ?? 0, k.version));
-    }
+    });
     const loaded = { at: clock.now().getTime(), keys, newest };
     cache.set(tenantId, loaded);
     return loaded;
@@ -121,27 +120,37 @@ export function createTenantKeys(deps: {
       return key;
     },
     async history(tenantId, purpose) {
-      return (await keyStore(store.db).of(tenantId, purpose)).map((k) => ({
-        version: k.version,
-        createdAt: k.createdAt,
-        key: keyring.unwrap(tenantId, k),
-      }));
+      const rows = await keyStore(store.db).of(tenantId, purpose);
+      return Promise.all(
+        rows.map(async (k) => ({
+          version: k.version,
+          createdAt: k.createdAt,
+          key: await keyring.unwrap(tenantId, k),
+        })),
+      );
     },
-    createFor(trx, tenantId, createdAt) {
-      return keyStore(trx).insert(tenantId, keyring.newTenantKeys(tenantId), createdAt);
+    async prepare(tenantId) {
+      return { tenantId, keys: await keyring.newTenantKeys(tenantId) };
+    },
+    createFor(trx, { tenantId, keys }, createdAt) {
+      return keyStore(trx).insert(tenantId, keys, createdAt);
     },
     addVersion(tenantId, purpose, also) {
       return store.transaction(
         async (trx) => {
           const [newest] = await keyStore(trx).of(tenantId, purpose);
           const version = (newest?.version ?? 0) + 1;
-          const made = keyring.newKey(tenantId, purpose, version);
+          const made = await keyring.newKey(tenantId, purpose, version);
           await keyStore(trx).insert(tenantId, [made], clock.now().toISOString());
           await also?.(writeContext(trx), version);
           return version;
         },
         { lock: lockOf(tenantId) },
       );
+    },
+    async destroy(trx, tenantId) {
+      cache.delete(tenantId);
+      return keyStore(trx).destroy(tenantId);
     },
     async ensure(tenantId, purpose) {
       const find = async (db: Executor) => (await keyStore(db).of(tenantId, purpose))[0];
@@ -152,7 +161,7 @@ export function createTenantKeys(deps: {
           // Another instance may have made it while this one waited for the lock.
           const raced = await find(trx);
           if (raced !== undefined) return keyring.unwrap(tenantId, raced);
-          const made = keyring.newKey(tenantId, purpose, 1);
+          const made = await keyring.newKey(tenantId, purpose, 1);
           await keyStore(trx).insert(tenantId, [made], clock.now().toISOString());
           return keyring.unwrap(tenantId, made);
         },

@@ -38,6 +38,9 @@ export function sendError(error: FastifyError, request: FastifyRequest, reply: F
   // An outage is not a bug: one line naming it, without a stack trace per request.
   else if (appError.code === "store-unavailable") {
     request.log.warn({ outage: outage?.description ?? appError.detail }, "store unavailable");
+  } else if (appError.code === "master-key-unavailable") {
+    // The custody layer logged why when the provider went down; a request it turns away is one short line.
+    request.log.warn("master key unavailable");
   } else if (appError.status >= 500) request.log.error({ err: error }, "request failed");
   setTraceIdHeaders(request, reply);
   if (appError.retryAfterSeconds !== undefined)

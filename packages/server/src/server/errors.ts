@@ -20,6 +20,7 @@ export type ErrorCode =
   | "internal"
   | "unavailable"
   | "store-unavailable"
+  | "master-key-unavailable"
   | "overloaded"
   | "reactor-error"
   | "reactor-failed"
@@ -45,6 +46,9 @@ const CATALOG: Record<ErrorCode, { status: number; title: string }> = {
   // The database is down, unreachable, locked or cannot write (storage/availability.ts); Retry-After when a
   // retry may succeed by itself.
   "store-unavailable": { status: 503, title: "Store unavailable" },
+  // The HSM or KMS that holds the master key does not answer, and the tenant key needed is not in the cache
+  // (keys/providers/custody.ts); sent with Retry-After.
+  "master-key-unavailable": { status: 503, title: "Master key unavailable" },
   // Load shed: a concurrency queue is full or the process is saturated; sent with Retry-After (limits/).
   overloaded: { status: 503, title: "Server overloaded" },
   // Raised by reactor code itself (wire-format §7): the status is the one its error class carries.

@@ -113,6 +113,14 @@ export interface Store {
    */
   transaction<T>(fn: (trx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /**
+   * After rows that held key material were deleted (crypto-shredding, docs/keys.md#shredding-a-tenant): leaves no
+   * copy of them in the store's files where the engine allows it. SQLite zeroes what is deleted as it deletes it
+   * (secure_delete), but the WAL still holds the pages as they were: it is checkpointed into the database file and
+   * truncated to nothing; answers whether that happened (another connection's open read can hold it back).
+   * PostgreSQL keeps dead rows until VACUUM reuses their space, and its WAL and archives keep them longer: false.
+   */
+  scrubDeleted(): Promise<boolean>;
+  /**
    * A durable write on the hot path. It resolves only after its changes are committed, but it may share that
    * commit with concurrent writes (group commit on SQLite); a write that throws is rolled back alone. `fn` must
    * do all its database work through its WriteContext.

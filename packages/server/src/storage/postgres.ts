@@ -41,6 +41,7 @@ export function openPostgres(url: string, poolSize: number): Store {
         .transaction()
         .setIsolationLevel("read committed")
         .execute((trx) => fn({ db: trx, run: runThrough(trx) })),
+    scrubDeleted: () => Promise.resolve(false),
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -85,6 +85,8 @@ export interface TenantsTable {
   name: string;
   created_by: string | null;
   created_at: string;
+  /** When its keys were destroyed (DELETE /tenants/{id}); null for a live tenant. Since migration 0012. */
+  shredded_at: string | null;
 }
 
 export interface TenantKeysTable {
@@ -93,6 +95,8 @@ export interface TenantKeysTable {
   version: number;
   wrapped_key: string;
   created_at: string;
+  /** The master key that wrapped it (a provider's key version); null before migration 0012. */
+  master_key_version: string | null;
 }
 
 export interface ApplicationsTable {

@@ -26,6 +26,9 @@ export function openSqlite(file: string, walLimitBytes: number): Store {
   connection.pragma("synchronous = FULL");
   connection.pragma("foreign_keys = ON");
   connection.pragma("busy_timeout = 5000");
+  // Deleted rows are overwritten with zeros, not left in free space: a shredded tenant's wrapped keys must not stay
+  // readable in the file (docs/keys.md#shredding-a-tenant). Costs a write of what a delete frees.
+  connection.pragma("secure_delete = ON");
   // A WAL file keeps the size its largest burst gave it: each time this connection starts the log afresh after a
   // complete checkpoint, SQLite cuts the file back to this size. The checkpoint thread truncates it when idle
   // (checkpointer.ts).
@@ -49,6 +52,21 @@ export function openSqlite(file: string, walLimitBytes: number): Store {
     versions: () => reader?.versions(),
     transaction: (fn) => db.transaction().execute(fn),
     write: commits.write,
+    scrubDeleted: async () => {
+      if (file === ":memory:") return true;
+      // A read or a transaction in progress on another connection holds the WAL; it ends within moments.
+      for (let attempt = 0; attempt < 100; attempt += 1) {
+        await commits.sync();
+        try {
+          const [result] = connection.pragma("wal_checkpoint(TRUNCATE)") as { busy: number }[];
+          if (result?.busy === 0) return true;
+        } catch (error) {
+          if ((error as { code?: string }).code !== "SQLITE_LOCKED") throw error;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return false;
+    },
     ping: async () => {
       await sql`select 1`.execute(db);
     },

@@ -2,7 +2,13 @@ import type { FastifyPluginAsyncTypebox } from "@fastify/type-provider-typebox";
 import { presentApplication } from "../applications/present.js";
 import { principalOf } from "../server/auth.js";
 import { responses } from "../server/problem-schema.js";
-import { CreatedTenantSchema, CreateTenantBody, TenantSchema } from "./schemas.js";
+import {
+  CreatedTenantSchema,
+  CreateTenantBody,
+  ShreddedTenantSchema,
+  TenantParams,
+  TenantSchema,
+} from "./schemas.js";
 import type { TenantService } from "./service.js";
 import type { Tenant } from "./types.js";
 
@@ -36,6 +42,33 @@ export function tenantRoutes(service: TenantService): FastifyPluginAsyncTypebox 
         return reply
           .code(201)
           .send({ ...presentTenant(tenant), application: { ...presentApplication(application), key } });
+      },
+    );
+
+    app.delete(
+      "/tenants/:id",
+      {
+        config: { permission: "tenant:create" },
+        schema: {
+          tags,
+          summary: "Shred a tenant: destroy its keys, so that nothing it stored can be decrypted again",
+          description:
+            "Crypto-shredding (docs/keys.md#shredding-a-tenant). Only the bootstrap tenant's management " +
+            "Applications may, and not of the bootstrap tenant itself. The tenant's keys, tokens, reactors, " +
+            "invocations, idempotent answers and Applications are deleted in one transaction; the tenant's id and " +
+            "audit log remain, and the shredding is recorded in the bootstrap tenant's log.",
+          params: TenantParams,
+          response: responses({ 200: ShreddedTenantSchema }),
+        },
+      },
+      async (request) => {
+        const shredded = await service.shred(principalOf(request), request.params.id);
+        return {
+          id: shredded.id,
+          shredded_at: shredded.shreddedAt,
+          destroyed: shredded.destroyed,
+          files_scrubbed: shredded.filesScrubbed,
+        };
       },
     );
 

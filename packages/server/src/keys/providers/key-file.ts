@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { ConfigError, decodeMasterKey, type MasterKeySource } from "./config.js";
+import { ConfigError } from "../../shared/config-error.js";
+import { decodeMasterKey, type MasterKeySource } from "./settings.js";
 
 /** The configured key, or the path of the development key file that does not exist yet. */
 export type ConfiguredMasterKey = { readonly key: Buffer } | { readonly missingDevFile: string };
