@@ -40,6 +40,7 @@ import { tokenResealing } from "./tokens/resealing.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
 import { createExplainService } from "./explain/service.js";
+import { createSessionService, type SessionService } from "./sessions/service.js";
 import { builtConsoleRoot } from "./console/routes.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
@@ -51,6 +52,7 @@ export interface Vault {
   readonly reactorRuntime: ReactorRuntime;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
+  readonly sessions: SessionService;
   readonly keys: KeyRotation;
   readonly tenantKeys: TenantKeys;
   readonly invocationStore: InvocationStore;
@@ -99,6 +101,13 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
     const tenantKeys = createTenantKeys({ store, keyring, clock });
     const tenants = createTenantService({ store, keys: tenantKeys, clock, audit });
     const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
+    const sessions = createSessionService({
+      db: store.db,
+      clock,
+      audit,
+      settings: config.sessions,
+      applications,
+    });
     const tokens = createTokenService({
       store,
       keys: tenantKeys,
@@ -142,6 +151,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       reactorRuntime,
       tenants,
       tokens,
+      sessions,
       keys,
       tenantKeys,
       invocationStore: invocationStore(store),
@@ -283,6 +293,8 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     idempotency: vault.idempotency,
     tenants: vault.tenants,
     tokens: vault.tokens,
+    sessions: vault.sessions,
+    cors: config.cors,
     explain: createExplainService({
       applications: vault.applications,
       tokens: vault.tokens,
@@ -385,6 +397,7 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
       {
         applications: () => vault.applications.sweepExpired(),
         tokens: () => vault.tokens.sweepExpired(),
+        sessions: () => vault.sessions.sweepExpired(),
         "idempotency keys": () => vault.idempotency.sweepExpired(),
         "reactor invocations": () =>
           vault.invocationStore.deleteSettledBefore(

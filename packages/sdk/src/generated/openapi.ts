@@ -2839,10 +2839,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
+                    entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret" | "session";
                     entity_id?: string;
                     actor_id?: string;
-                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret" | "session.create" | "session.authorize";
                     /** @description From this time on (inclusive). */
                     start_date?: string;
                     /** @description Before this time (exclusive). */
@@ -2879,9 +2879,9 @@ export interface paths {
                                 /** @description The acting Application; absent for Tessera itself. */
                                 actor_id?: string;
                                 /** @enum {string} */
-                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret";
+                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "webhook.rotate_secret" | "session.create" | "session.authorize";
                                 /** @enum {string} */
-                                entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
+                                entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret" | "session";
                                 entity_id?: string;
                                 /** @description The access rule that decided how the token was shown or used. */
                                 rule?: {
@@ -3059,7 +3059,7 @@ export interface paths {
                                 transform: "redact" | "mask" | "reveal";
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 /**
-                                 * @description `conditions`: the rule has conditions, which apply only to session keys; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
+                                 * @description `conditions`: not every condition of the rule (a session's) holds for the token; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
                                  * @enum {string}
                                  */
                                 reason: "conditions" | "permission" | "container";
@@ -3098,6 +3098,188 @@ export interface paths {
                             /** @description The decision in one sentence. */
                             summary: string;
                         };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a session (with a public key) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The session's API key (prefix key_ses_): for the browser that created the session; shown only here. */
+                            session_key: string;
+                            /** @description Hand this to your backend, which authorizes the session with it (once). */
+                            nonce: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Authorize a session (with a private key) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        nonce: string;
+                        /**
+                         * Format: date-time
+                         * @description Ends the session earlier (or later, up to the configured maximum) than its creation set.
+                         */
+                        expires_at?: string;
+                        /** @description Token permissions over every token the authorizing Application reaches. */
+                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                        /** @description Rules scoped by `conditions` (never `container`), within the authorizing Application's. */
+                        rules?: {
+                            description?: string;
+                            /** @description Lower values take precedence. */
+                            priority: number;
+                            /** @description A path such as /pci/high/. */
+                            container?: string;
+                            conditions?: {
+                                /** @enum {string} */
+                                attribute: "id" | "container";
+                                /** @enum {string} */
+                                operator: "starts_with" | "equals";
+                                value: string;
+                            }[];
+                            /** @enum {string} */
+                            transform: "redact" | "mask" | "reveal";
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Authorized; no body. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
                     };
                 };
                 /** @description RFC 9457 problem details; `errors` maps a field to its messages. */

@@ -27,7 +27,7 @@ function name(origin: RuleOrigin, rule: AccessRule): string {
 }
 
 const REASONS: Record<Mismatch, (step: PassedOver, permission: string, containers: string) => string> = {
-  conditions: () => "it has conditions, which apply only to session keys",
+  conditions: () => "not every one of its conditions holds for the token",
   permission: (step, permission) => `it holds ${step.ranked.rule.permissions.join(", ")}, not ${permission}`,
   container: (step, _permission, containers) =>
     `its container ${step.ranked.rule.container ?? ""} covers none of ${containers}`,

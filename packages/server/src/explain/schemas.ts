@@ -54,7 +54,7 @@ const PassedOver = Type.Object({
   ...RuleRef.properties,
   reason: StringEnum(["conditions", "permission", "container"] as const, {
     description:
-      "`conditions`: the rule has conditions, which apply only to session keys; `permission`: the rule lacks " +
+      "`conditions`: not every condition of the rule (a session's) holds for the token; `permission`: the rule lacks " +
       "the permission; `container`: its container covers none of the token's containers.",
   }),
   detail: Type.String({ description: "The reason in words." }),

@@ -49,11 +49,12 @@ export function createExplainService({ applications, tokens, audit }: ExplainSer
       const application = await applications.get(principal, input.applicationId);
       const containers =
         "tokenId" in subject ? await tokens.containersOf(principal, subject.tokenId) : subject.containers;
-      const result = explain(application, input.permission, containers);
+      const id = "tokenId" in subject ? { id: subject.tokenId } : {};
+      const result = explain(application, input.permission, { ...id, containers });
       const eachContainer = WRITES.has(input.permission)
         ? containers.map((container) => ({
             container,
-            decision: explain(application, input.permission, [container]).decision,
+            decision: explain(application, input.permission, { ...id, containers: [container] }).decision,
           }))
         : undefined;
       // A create needs a rule on every container it puts the token in (mayWriteInto); every other permission,

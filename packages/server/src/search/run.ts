@@ -1,4 +1,5 @@
 import { ROOT } from "../access/decide.js";
+import type { Condition } from "../access/rules.js";
 import type { Executor, Reads } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import {
@@ -10,7 +11,7 @@ import {
   type SearchScope,
 } from "./compile.js";
 import { parseQuery } from "./parser.js";
-import { toPredicate, type PredicateOptions } from "./predicate.js";
+import { conditionsPredicate, toPredicate, type Predicate, type PredicateOptions } from "./predicate.js";
 import { queryShape } from "./shape.js";
 
 /** A row of a search page: the columns of PAGE_COLUMNS, in that order (tokens/store.ts reads it as a token). */
@@ -76,8 +77,11 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
     page: { offset: number; limit: number },
   ): Promise<{ rows: PageRow[]; total: number; shape: string }> {
     const tree = parseQuery(query);
-    const predicate = tree && toPredicate(tree, { types });
     const shape = queryShape(tree);
+    const asked = tree && toPredicate(tree, { types });
+    const { conditions } = scope;
+    if (conditions?.length === 0) return { rows: [], total: 0, shape };
+    const predicate = conditions === undefined ? asked : withConditions(asked, conditions);
     const tops = scope.visiblePaths.includes(ROOT)
       ? []
       : await cached(`tops:${scope.tenantId}`, scope.now, async () => ({
@@ -105,3 +109,12 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
 }
 
 export type Search = ReturnType<typeof createSearch>;
+
+/** The query's terms and the session's conditions side by side, so the query's terms can still drive the walk. */
+function withConditions(
+  asked: Predicate | undefined,
+  conditions: readonly (readonly Condition[])[],
+): Predicate {
+  const terms = asked === undefined ? [] : asked.kind === "and" ? asked.children : [asked];
+  return { kind: "and", children: [...terms, conditionsPredicate(conditions)] };
+}

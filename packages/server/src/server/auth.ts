@@ -1,13 +1,18 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { holdsPermission, type Permission } from "../access/permissions.js";
-import type { Principal } from "../access/principal.js";
+import type { ApplicationType, Permission } from "../access/permissions.js";
+import { mayUse, type Principal } from "../access/principal.js";
 import type { ReadContext } from "../storage/database.js";
 import { AppError } from "./errors.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** The permission the route requires (STYLE §7); every API route must declare one. */
+    /** The permission the route requires (STYLE §7); every API route must declare one, or `keyType`. */
     permission?: Permission;
+    /**
+     * Instead of a permission: the route takes the key of an Application of this type, whatever it holds, and
+     * no session key (POST /sessions for public keys, POST /sessions/authorize for private ones).
+     */
+    keyType?: ApplicationType;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -36,14 +41,16 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
   api.decorateRequest("readContext", null);
 
   api.addHook("onRoute", (route) => {
-    if (route.config?.permission === undefined) {
+    if (route.config?.permission === undefined && route.config?.keyType === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} does not declare a permission`);
     }
   });
 
   api.addHook("onRequest", async (request) => {
-    const permission = request.routeOptions.config.permission;
-    if (permission === undefined) throw new AppError("internal", "route without a permission");
+    const { permission, keyType } = request.routeOptions.config;
+    if (permission === undefined && keyType === undefined) {
+      throw new AppError("internal", "route without a permission");
+    }
     const key = request.headers[API_KEY_HEADER];
     if (typeof key !== "string" || key.length === 0) {
       throw new AppError("unauthenticated", "Send an API key in the SVC-API-KEY header.");
@@ -56,8 +63,16 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
       );
     }
     const { principal, read } = authenticated;
-    if (!holdsPermission(principal.application, permission)) {
-      throw AppError.forbidden(`The Application lacks the permission ${permission}.`);
+    if (permission !== undefined && !mayUse(principal, permission)) {
+      throw AppError.forbidden(
+        `The ${principal.session ? "session" : "Application"} lacks the permission ${permission}.`,
+      );
+    }
+    if (
+      keyType !== undefined &&
+      (principal.session !== undefined || principal.application.type !== keyType)
+    ) {
+      throw AppError.forbidden(`This route takes the key of a ${keyType} Application.`);
     }
     request.principal = { ...principal, requestId: request.id };
     request.readContext = read;

@@ -86,6 +86,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0009-audit-log-layout",
       "0010-config-generation",
       "0011-webhook-destinations",
+      "0012-sessions",
     ]);
   });
   afterAll(async () => {
@@ -200,6 +201,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0009-audit-log-layout",
       "0010-config-generation",
       "0011-webhook-destinations",
+      "0012-sessions",
     ]);
   });
   afterAll(async () => {
@@ -274,6 +276,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
       "0009-audit-log-layout",
       "0010-config-generation",
       "0011-webhook-destinations",
+      "0012-sessions",
     ]);
   });
   afterAll(async () => {
@@ -363,7 +366,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0011-webhook-destinations", () => 
         invocation("i4", "http://[::1]/d"),
       ])
       .execute();
-    expect(await migrateToLatest(store)).toEqual(["0011-webhook-destinations"]);
+    expect(await migrateToLatest(store)).toEqual(["0011-webhook-destinations", "0012-sessions"]);
   });
   afterAll(async () => {
     await store?.close();

@@ -1,5 +1,5 @@
 import { decide } from "../access/decide.js";
-import type { Principal } from "../access/principal.js";
+import { granteeOf, type Principal } from "../access/principal.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
@@ -50,8 +50,10 @@ export function createTokenCreation(deps: {
     },
 
     prepare(principal: Principal, input: CreateTokenInput, keys: WriteKeys): PreparedCreate {
+      // A chosen id is known now, so a session's `id` conditions can hold for it; an alias or a generated id is not.
+      const id = input.id !== undefined && !input.id.includes("{{") ? input.id : undefined;
       return drafts.prepareCreate(input, keys, (containers) =>
-        assertMayWrite(principal, "token:create", containers),
+        assertMayWrite(principal, "token:create", { ...(id !== undefined && { id }), containers }),
       );
     },
 
@@ -86,7 +88,7 @@ export function createTokenCreation(deps: {
           now(),
         );
         if (existing !== undefined) {
-          const readable = decide(principal.application, "token:read", existing.record.containers);
+          const readable = decide(granteeOf(principal), "token:read", existing.record);
           await audit.within(write, [
             tokenEntry(principal, "token.create", existing.record.id, {
               decision: readable,
@@ -122,7 +124,7 @@ export function createTokenCreation(deps: {
           throw new AppError("conflict", `A token with id ${record.id} already exists.`);
         throw error;
       }
-      const decision = decide(principal.application, "token:create", record.containers);
+      const decision = decide(granteeOf(principal), "token:create", record);
       await audit.within(write, [
         tokenEntry(principal, "token.create", record.id, {
           decision,
