@@ -8,7 +8,7 @@ import { build } from "esbuild";
 import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORE, startTestServer, type TestServer } from "../../server/test/harness.js";
-import * as Sdk from "../src/index.js";
+import type * as Sdk from "../src/index.js";
 import { TesseraClient } from "../src/index.js";
 
 /** Debian's Chromium; the test never downloads a browser. */
