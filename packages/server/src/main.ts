@@ -298,6 +298,7 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     explain: createExplainService({
       applications: vault.applications,
       tokens: vault.tokens,
+      sessions: vault.sessions,
       audit: vault.audit.recorder,
     }),
     readiness: { check: () => vault.store.ping() },

@@ -2971,8 +2971,16 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** Format: uuid */
-                        application_id: string;
+                        /**
+                         * Format: uuid
+                         * @description The Application whose decision to explain.
+                         */
+                        application_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description Instead of application_id: a session (its id is the entity_id of its session.create and session.authorize audit entries), decided as its key would be now, within its authorizing Application.
+                         */
+                        session_id?: string;
                         /**
                          * @description The token permission to decide.
                          * @enum {string}
@@ -2993,6 +3001,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The Application explained; for a session, the one that authorized it. */
                             application: {
                                 /** Format: uuid */
                                 id: string;
@@ -3000,6 +3009,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "private" | "public" | "management";
                             };
+                            /** Format: uuid */
+                            session_id?: string;
                             /** @enum {string} */
                             permission: "token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use";
                             token_id?: string;
@@ -3034,6 +3045,66 @@ export interface paths {
                                 /** @enum {string} */
                                 transform: "redact" | "mask" | "reveal";
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                            };
+                            /** @description Sessions only, when one of the session's rules decided: the same walk over the authorizing Application's rules, which must decide too; the session is shown no more than they show. */
+                            ceiling?: {
+                                allowed: boolean;
+                                /** @enum {string} */
+                                transform?: "redact" | "mask" | "reveal";
+                                /** @description An access rule as the decision tried it. */
+                                decided_by?: {
+                                    /**
+                                     * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                     * @enum {string}
+                                     */
+                                    source: "rule" | "permission";
+                                    /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                    index?: number;
+                                    /** @description Source `rule` only. */
+                                    priority?: number;
+                                    description?: string;
+                                    container?: string;
+                                    conditions?: {
+                                        /** @enum {string} */
+                                        attribute: "id" | "container";
+                                        /** @enum {string} */
+                                        operator: "starts_with" | "equals";
+                                        value: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    transform: "redact" | "mask" | "reveal";
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                                };
+                                passed_over: {
+                                    /**
+                                     * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                     * @enum {string}
+                                     */
+                                    source: "rule" | "permission";
+                                    /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                    index?: number;
+                                    /** @description Source `rule` only. */
+                                    priority?: number;
+                                    description?: string;
+                                    container?: string;
+                                    conditions?: {
+                                        /** @enum {string} */
+                                        attribute: "id" | "container";
+                                        /** @enum {string} */
+                                        operator: "starts_with" | "equals";
+                                        value: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    transform: "redact" | "mask" | "reveal";
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                                    /**
+                                     * @description `conditions`: not every condition of the rule (a session's) holds for the token; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
+                                     * @enum {string}
+                                     */
+                                    reason: "conditions" | "permission" | "container";
+                                    /** @description The reason in words. */
+                                    detail: string;
+                                }[];
                             };
                             /** @description Every rule tried before the deciding one, in precedence order; all of them when none decides. */
                             passed_over: {

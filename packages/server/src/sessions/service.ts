@@ -182,6 +182,32 @@ export function createSessionService({ db, clock, audit, settings, applications 
       };
     },
 
+    /**
+     * A session of the caller's tenant as its key would act now (POST /access/explain): its grant, bounded by its
+     * authorizing Application as that is now. Unknown, another tenant's, expired, not yet authorized or whose
+     * authorizer is gone: 404, as its key would be refused.
+     */
+    async principalOf(principal: Principal, id: string): Promise<Principal> {
+      const session = await store.findById(principal.tenantId, id, now());
+      const authorization = session?.authorization;
+      const authorizer =
+        session === undefined || authorization == null
+          ? undefined
+          : await applications.principalById(session.tenantId, authorization.by);
+      if (session === undefined || authorization == null || authorizer === undefined) {
+        throw AppError.notFound(`Session ${id}`);
+      }
+      return {
+        ...authorizer,
+        session: {
+          id: session.id,
+          permissions: authorization.permissions,
+          rules: authorization.rules,
+          expiresAt: session.expiresAt,
+        },
+      };
+    },
+
     /** Removes sessions whose `expires_at` has passed; their keys were refused from that instant. */
     sweepExpired(): Promise<number> {
       return store.deleteExpired(now());

@@ -76,6 +76,18 @@ export function sessionStore(db: Executor) {
       return row && fromRow(row);
     },
 
+    /** The tenant's session with this id, unexpired at `now`. */
+    async findById(tenantId: string, id: string, now: string): Promise<Session | undefined> {
+      const row = await db
+        .selectFrom("sessions")
+        .selectAll()
+        .where("tenant_id", "=", tenantId)
+        .where("id", "=", id)
+        .where("expires_at", ">", now)
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+
     /** The tenant's unexpired, not yet authorized session with this nonce. */
     async findAwaiting(tenantId: string, nonceHash: string, now: string): Promise<Session | undefined> {
       const row = await db
