@@ -79,7 +79,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`tessera sessions authorize (${STORE})`, () =
       "--permission",
       "token:read",
     ]);
-    expect(again.code).not.toBe(0);
+    expect(again.code).toBe(4);
     expect(again.stdout).toBe("");
     expect(again.stderr).toMatch(/^tessera: .*nonce.*\n$/);
   });

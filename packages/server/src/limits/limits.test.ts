@@ -146,6 +146,7 @@ describe.skipIf(STORE_UNAVAILABLE)("rate limits over HTTP", () => {
         TESSERA_RATE_LIMIT_PUBLIC_KEY_BURST: "3",
         TESSERA_RATE_LIMIT_SESSION_PER_SECOND: "1",
         TESSERA_RATE_LIMIT_SESSION_BURST: "4",
+        TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "64",
       });
     });
     afterAll(() => server?.close());
@@ -182,6 +183,26 @@ describe.skipIf(STORE_UNAVAILABLE)("rate limits over HTTP", () => {
       // Another session, and the authorizing Application itself, are untouched.
       expect((await server.request("GET", "/tokens", { key: second!.session_key })).status).toBe(200);
       expect((await server.request("GET", "/tokens", { key: backend.key })).status).toBe(200);
+    });
+
+    it("counts a session's data: search terms apart from its authorizer's", async () => {
+      const pub = await server.request("POST", "/applications", {
+        body: { name: "search page", type: "public", permissions: ["token:create"] },
+      });
+      const backend = await application(server, ["token:search"]);
+      const session = await server.request("POST", "/sessions", { key: pub.body.key });
+      expect(session.status, session.text).toBe(201);
+      const authorized = await server.request("POST", "/sessions/authorize", {
+        key: backend.key,
+        body: { nonce: session.body.nonce, permissions: ["token:search"] },
+      });
+      expect(authorized.status, authorized.text).toBe(200);
+      const query = Array.from({ length: 64 }, (_, i) => `data:${1000 + i}`).join(" OR ");
+      const search = (key: string) => server.request("POST", "/tokens/search", { key, body: { query } });
+      expect((await search(session.body.session_key)).status).toBe(200);
+      expectProblem(await search(session.body.session_key), 429, { code: "rate-limited" });
+      // The backend's own budget is whole.
+      expect((await search(backend.key)).status).toBe(200);
     });
   });
 

@@ -129,9 +129,10 @@ function registerDataTermLimit(api: FastifyInstance, config: LimitsConfig): void
   const buckets = createTokenBuckets(config.dataTerms, config.maxEntries);
   api.addHook("preHandler", async (request, reply) => {
     const terms = request.routeOptions.config.dataTerms?.(request.body) ?? 0;
-    const applicationId = request.principal?.application.id;
-    if (terms === 0 || applicationId === undefined) return;
-    const taken = buckets.take(applicationId, terms);
+    // A session's guesses are counted apart from its authorizer's, so that one page cannot spend the backend's.
+    const holder = request.principal?.session?.id ?? request.principal?.application.id;
+    if (terms === 0 || holder === undefined) return;
+    const taken = buckets.take(holder, terms);
     if (!taken.allowed) throw rateLimited(reply, taken.retryAfterMs, "data: search terms with this API key");
   });
 }

@@ -417,6 +417,44 @@ describe.skipIf(STORE_UNAVAILABLE)("sessions", () => {
     expect(JSON.stringify(await logs("session.create"))).not.toContain(session.session_key);
   });
 
+  it("keeps a session's idempotency keys apart from its authorizer's: it never gets an answer kept for it", async () => {
+    const headers = { "svc-idempotency-key": "same-key-for-both" };
+    const body = { type: "token", data: "idempotent", containers: ["/pci/"] };
+    const writer = await application({
+      name: "writing backend",
+      type: "private",
+      rules: [
+        { priority: 1, container: "/pci/", transform: "reveal", permissions: ["token:create", "token:read"] },
+      ],
+    });
+    const first = await server.request("POST", "/tokens", { key: writer.key, body, headers });
+    expect(first.status, first.text).toBe(201);
+    const session = await createSession();
+    expect(
+      (
+        await authorize(
+          {
+            nonce: session.nonce,
+            rules: [
+              {
+                priority: 1,
+                conditions: [{ attribute: "container", operator: "starts_with", value: "/pci/" }],
+                transform: "redact",
+                permissions: ["token:create"],
+              },
+            ],
+          },
+          writer.key,
+        )
+      ).status,
+    ).toBe(200);
+    const second = await server.request("POST", "/tokens", { key: session.session_key, body, headers });
+    expect(second.status, second.text).toBe(201);
+    expect(second.body.id).not.toBe(first.body.id);
+    expect(second.body).not.toHaveProperty("data");
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
+  });
+
   it("keeps public Applications to token:create and token:update: refused at update, and never reading", async () => {
     const pub = await application({ name: "pub", type: "public", permissions: ["token:create"] });
     expectProblem(
