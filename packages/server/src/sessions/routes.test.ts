@@ -40,7 +40,7 @@ describe.skipIf(STORE_UNAVAILABLE)("sessions", () => {
   }
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ TESSERA_WEBHOOK_ALLOW_PRIVATE: "true" });
     publicKey = (
       await application({
         name: "checkout page",
@@ -453,6 +453,32 @@ describe.skipIf(STORE_UNAVAILABLE)("sessions", () => {
     expect(second.body.id).not.toBe(first.body.id);
     expect(second.body).not.toHaveProperty("data");
     expect(second.headers.get("idempotent-replayed")).toBeNull();
+  });
+
+  it("never shows a session its authorizer's asynchronous invocations", async () => {
+    const reactor = await server.request("POST", "/reactors", {
+      body: {
+        name: "echo",
+        code: "module.exports = async ({ args }) => ({ raw: args });",
+        configuration: {},
+      },
+    });
+    expect(reactor.status, reactor.text).toBe(201);
+    const invoker = await application({ name: "invoker", type: "private", permissions: ["token:use"] });
+    const invoked = await server.request("POST", `/reactors/${reactor.body.id}/react`, {
+      key: invoker.key,
+      body: {
+        args: { secret: "derived from the invoker's tokens" },
+        callback_url: "http://127.0.0.1:9/hook",
+      },
+    });
+    expect(invoked.status, invoked.text).toBe(202);
+    const path = `/reactors/${reactor.body.id}/invocations/${invoked.body.id}`;
+    expect((await server.request("GET", path, { key: invoker.key })).status).toBe(200);
+    const session = await createSession();
+    const authorized = await authorize({ nonce: session.nonce, permissions: ["token:use"] }, invoker.key);
+    expect(authorized.status, authorized.text).toBe(200);
+    expectProblem(await server.request("GET", path, { key: session.session_key }), 404);
   });
 
   it("keeps public Applications to token:create and token:update: refused at update, and never reading", async () => {
