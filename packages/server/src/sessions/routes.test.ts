@@ -481,6 +481,51 @@ describe.skipIf(STORE_UNAVAILABLE)("sessions", () => {
     expectProblem(await server.request("GET", path, { key: session.session_key }), 404);
   });
 
+  it("decides a session's create on the id the caller gave, never on a generated one, in the check and the answer", async () => {
+    const maker = await application({
+      name: "maker",
+      type: "private",
+      rules: [{ priority: 1, container: "/", transform: "reveal", permissions: ["token:create"] }],
+    });
+    const reference = await server.request("POST", "/tokens", {
+      key: maker.key,
+      body: { type: "card_number", data: CARD },
+    });
+    // Generated ids (UUIDv7) made now share their first characters, the time.
+    const prefix = (reference.body.id as string).slice(0, 6);
+    const session = await createSession();
+    const authorized = await authorize(
+      {
+        nonce: session.nonce,
+        permissions: ["token:create"],
+        rules: [
+          {
+            priority: 1,
+            conditions: [{ attribute: "id", operator: "starts_with", value: prefix }],
+            transform: "redact",
+            permissions: ["token:create"],
+          },
+        ],
+      },
+      maker.key,
+    );
+    expect(authorized.status, authorized.text).toBe(200);
+    const created = await server.request("POST", "/tokens", {
+      key: session.session_key,
+      body: { type: "card_number", data: CARD },
+    });
+    expect(created.status, created.text).toBe(201);
+    expect((created.body.id as string).startsWith(prefix)).toBe(true);
+    // The implicit token:create rule decided (masked), as POST /access/explain says; the id rule did not.
+    expect(created.body.data).toBe(`XXXXXXXXXXXX${CARD.slice(-4)}`);
+    const chosen = await server.request("POST", "/tokens", {
+      key: session.session_key,
+      body: { id: `${prefix}-chosen`, type: "card_number", data: CARD },
+    });
+    expect(chosen.status, chosen.text).toBe(201);
+    expect(chosen.body).not.toHaveProperty("data");
+  });
+
   it("keeps public Applications to token:create and token:update: refused at update, and never reading", async () => {
     const pub = await application({ name: "pub", type: "public", permissions: ["token:create"] });
     expectProblem(

@@ -50,11 +50,7 @@ export function createTokenCreation(deps: {
     },
 
     prepare(principal: Principal, input: CreateTokenInput, keys: WriteKeys): PreparedCreate {
-      // A chosen id is known now, so a session's `id` conditions can hold for it; an alias or a generated id is not.
-      const id = input.id !== undefined && !input.id.includes("{{") ? input.id : undefined;
-      return drafts.prepareCreate(input, keys, (containers) =>
-        assertMayWrite(principal, "token:create", { ...(id !== undefined && { id }), containers }),
-      );
+      return drafts.prepareCreate(input, keys, (token) => assertMayWrite(principal, "token:create", token));
     },
 
     /**
@@ -74,7 +70,7 @@ export function createTokenCreation(deps: {
     async commit(
       write: WriteContext,
       principal: Principal,
-      { draft, derived, id, deduplicate }: PreparedCreate,
+      { draft, derived, id, subject, deduplicate }: PreparedCreate,
       keys: WriteKeys,
     ): Promise<TokenView> {
       const { type, data } = draft;
@@ -124,7 +120,8 @@ export function createTokenCreation(deps: {
           throw new AppError("conflict", `A token with id ${record.id} already exists.`);
         throw error;
       }
-      const decision = decide(granteeOf(principal), "token:create", record);
+      // On what was checked before the write, not on a generated id: the answer shows what the check allowed.
+      const decision = decide(granteeOf(principal), "token:create", subject);
       await audit.within(write, [
         tokenEntry(principal, "token.create", record.id, {
           decision,
