@@ -699,6 +699,88 @@ describe.skipIf(!shouldRun || STORE !== "sqlite")("Tessera Elements in Chromium"
   );
 
   it(
+    "reveals a token into a read-only field with a session key: the frame shows it, the merchant's page never holds it",
+    async () => {
+      const ssn = "078-05-1120";
+      const writer = await vault.request("POST", "/applications", {
+        body: { name: "writer", type: "private", permissions: ["token:create"] },
+      });
+      const token = await vault.request("POST", "/tokens", {
+        key: writer.body.key,
+        body: { type: "social_security_number", data: ssn },
+      });
+      expect(token.status, token.text).toBe(201);
+      const other = await vault.request("POST", "/tokens", {
+        key: writer.body.key,
+        body: { type: "social_security_number", data: "219-09-9999" },
+      });
+      const session = await vault.request("POST", "/sessions", { key: publicKey });
+      expect(session.status, session.text).toBe(201);
+      const authorized = await vault.request("POST", "/sessions/authorize", {
+        key: readerKey,
+        body: {
+          nonce: session.body.nonce,
+          rules: [
+            {
+              priority: 1,
+              transform: "reveal",
+              permissions: ["token:read"],
+              conditions: [{ attribute: "id", operator: "equals", value: token.body.id }],
+            },
+          ],
+        },
+      });
+      expect(authorized.status, authorized.text).toBe(200);
+
+      const checkout = await openCheckout(session.body.session_key);
+      try {
+        const outcome = await checkout.page.evaluate(
+          async ({ id, otherId }) => {
+            const { elements } = window.checkout;
+            const host = document.createElement("div");
+            host.id = "reveal";
+            document.body.append(host);
+            const field = elements.createElement("text", { readOnly: true, label: "Social security number" });
+            const changes: unknown[] = [];
+            field.on("change", (detail: unknown) => changes.push(detail));
+            await field.mount(host);
+            await field.setValueRef(id);
+            let refused = "none";
+            try {
+              await field.setValueRef(otherId);
+            } catch (error: any) {
+              refused = `${error.code} ${error.status}`;
+            }
+            const editable = elements.createElement("text", {});
+            const spare = document.createElement("div");
+            document.body.append(spare);
+            await editable.mount(spare);
+            let notReadOnly = "none";
+            try {
+              await editable.setValueRef(id);
+            } catch (error: any) {
+              notReadOnly = error.code;
+            }
+            return { changes: changes.length, refused, notReadOnly };
+          },
+          { id: token.body.id, otherId: other.body.id },
+        );
+        expect(outcome).toEqual({ changes: 1, refused: "api-error 404", notReadOnly: "invalid-request" });
+        // The value is in the frame, which the vault serves, and nowhere the merchant's origin can see.
+        await expect
+          .poll(() => checkout.page.frameLocator("#reveal iframe").locator("input").inputValue(), POLL)
+          .toBe(ssn);
+        const seen = (await merchantView(checkout)).join("\n");
+        expect(seen).not.toContain(ssn);
+        expect(seen).not.toContain(ssn.replaceAll("-", ""));
+      } finally {
+        await checkout.close();
+      }
+    },
+    TIMEOUT,
+  );
+
+  it(
     "answers the library's own checks of its arguments without a frame",
     async () => {
       const page = await browser.context.newPage();

@@ -3,6 +3,7 @@ import { Applications } from "./applications.js";
 import { Transport, type TesseraClientOptions } from "./http.js";
 import { Reactors } from "./reactors.js";
 import { Logs } from "./logs.js";
+import { Sessions } from "./sessions.js";
 import { Tenants } from "./tenants.js";
 import { Webhooks } from "./webhooks-api.js";
 import { detokenize, tokenize } from "./tokenize.js";
@@ -32,6 +33,8 @@ export class TesseraClient {
   readonly logs: Logs;
   /** Reactors: code stored in the vault, and its configuration. */
   readonly reactors: Reactors;
+  /** Short-lived keys for browsers and apps: created with a public key, authorized with a private one. */
+  readonly sessions: Sessions;
   /** The caller's tenant, and new tenants. */
   readonly tenants: Tenants;
   /** Tokens one at a time, lists and search. */
@@ -46,6 +49,7 @@ export class TesseraClient {
     this.applications = new Applications(this.#transport);
     this.logs = new Logs(this.#transport);
     this.reactors = new Reactors(this.#transport);
+    this.sessions = new Sessions(this.#transport);
     this.tenants = new Tenants(this.#transport);
     this.tokens = new Tokens(this.#transport);
     this.webhooks = new Webhooks(this.#transport);

@@ -3,6 +3,7 @@ export { Access } from "./access.js";
 export { Applications } from "./applications.js";
 export { Logs } from "./logs.js";
 export { Reactors } from "./reactors.js";
+export { Sessions } from "./sessions.js";
 export { Tenants } from "./tenants.js";
 export { Tokens } from "./tokens.js";
 export { Webhooks } from "./webhooks-api.js";

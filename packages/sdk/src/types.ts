@@ -39,7 +39,7 @@ export type ManagementPermission = Exclude<Permission, TokenPermission>;
 
 /** Grants token permissions on the tokens in `container`; lower `priority` values take precedence. */
 export type AccessRule = Application["rules"][number];
-/** Applies only to sessions; the server refuses it on Applications today. */
+/** Scopes a session's rule (`sessions.authorize`); Applications' rules take a `container` instead. */
 export type Condition = NonNullable<AccessRule["conditions"]>[number];
 /** How token data reaches a caller under a rule. */
 export type Transform = AccessRule["transform"];
@@ -235,3 +235,12 @@ export type Tokenized<T> = T extends null
       : T extends readonly unknown[]
         ? { -readonly [I in keyof T]: Tokenized<T[I]> }
         : { -readonly [K in keyof T]: Tokenized<T[K]> };
+
+/** A new session: its key for the browser that created it, and the nonce for the backend that authorizes it. */
+export type Session = Camelize<ResponseOf<"/sessions", "post", 201>>;
+
+/**
+ * What a session may do: `permissions` and/or `rules` scoped by `conditions`, never more than the authorizing
+ * Application holds; `expiresAt` ends it earlier (or later, up to the server's maximum).
+ */
+export type AuthorizeSessionInput = AcceptingDates<Camelize<RequestOf<"/sessions/authorize", "post">>>;

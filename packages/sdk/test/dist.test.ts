@@ -191,6 +191,7 @@ describe.skipIf(STORE !== "sqlite")("the built package", () => {
         "Logs",
         "Reactors",
         "SDK_VERSION",
+        "Sessions",
         "Tenants",
         "TesseraAuthenticationError",
         "TesseraClient",

@@ -27,6 +27,9 @@ import { tenantRoutes } from "./tenants/routes.js";
 import type { TenantService } from "./tenants/service.js";
 import { tokenRoutes } from "./tokens/routes.js";
 import type { TokenService } from "./tokens/service.js";
+import { registerCors, type CorsSettings } from "./server/cors.js";
+import { sessionRoutes } from "./sessions/routes.js";
+import type { SessionService } from "./sessions/service.js";
 import { webhookRoutes } from "./webhooks/routes.js";
 import type { WebhookSecrets } from "./webhooks/secrets.js";
 import { registerAuth } from "./server/auth.js";
@@ -51,6 +54,10 @@ export interface AppDeps {
   readonly idempotency: Idempotency;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
+  /** POST /sessions, /sessions/authorize, and session keys beside Applications' keys. */
+  readonly sessions: SessionService;
+  /** Browser callers of the routes public and session keys use (docs/sessions.md#cors); absent: CORS off. */
+  readonly cors?: CorsSettings;
   /** POST /access/explain. */
   readonly explain: ExplainService;
   readonly readiness: Readiness;
@@ -157,6 +164,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
+  // Before the API scope's hooks, so that a refusal (401, 429…) of an allowed origin is readable by its page.
+  if (deps.cors !== undefined && deps.cors.origins.length > 0) await registerCors(app, deps.cors);
 
   app.get("/openapi.json", { schema: { hide: true } }, () => Promise.resolve(app.swagger()));
   await app.register(healthRoutes(deps.readiness));
@@ -167,7 +176,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(async (api) => {
     if (deps.limits !== undefined) registerLimits(api, deps.limits);
     // Reactors' svc calls come back in through the API as the reactor's Application (reactors/invoke.ts).
-    registerAuth(api, deps.credentials.authenticator(deps.applications));
+    registerAuth(api, deps.credentials.authenticator(deps.sessions.authenticator(deps.applications)));
     registerIdempotency(api, deps.idempotency);
     await api.register(applicationRoutes(deps.applications));
     await api.register(reactorRoutes(deps.reactors));
@@ -177,6 +186,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await api.register(webhookRoutes(deps.webhookSecrets));
     await api.register(auditRoutes(deps.audit));
     await api.register(explainRoutes(deps.explain));
+    await api.register(sessionRoutes(deps.sessions));
   });
 
   return app;

@@ -423,6 +423,8 @@ describe("loadConfig: limits", () => {
     expect(loadConfig({}, "/srv").limits).toEqual({
       trustProxy: false,
       perKey: { perSecond: 1_000, burst: 2_000 },
+      perPublicKey: { perSecond: 100, burst: 200 },
+      perSession: { perSecond: 10, burst: 20 },
       perAddress: { perSecond: 2_000, burst: 4_000 },
       authFailures: { perSecond: 1, burst: 30 },
       dataTerms: { perSecond: 10, burst: 600 },
@@ -440,6 +442,10 @@ describe("loadConfig: limits", () => {
         TESSERA_TRUST_PROXY: "2",
         TESSERA_RATE_LIMIT_KEY_PER_SECOND: "10",
         TESSERA_RATE_LIMIT_KEY_BURST: "20",
+        TESSERA_RATE_LIMIT_PUBLIC_KEY_PER_SECOND: "3",
+        TESSERA_RATE_LIMIT_PUBLIC_KEY_BURST: "6",
+        TESSERA_RATE_LIMIT_SESSION_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_SESSION_BURST: "9",
         TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
         TESSERA_RATE_LIMIT_ADDRESS_BURST: "5",
         TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "6",
@@ -460,6 +466,8 @@ describe("loadConfig: limits", () => {
     expect(config.limits).toEqual({
       trustProxy: 2,
       perKey: { perSecond: 10, burst: 20 },
+      perPublicKey: { perSecond: 3, burst: 6 },
+      perSession: undefined,
       perAddress: undefined,
       authFailures: { perSecond: 0.1, burst: 3 },
       dataTerms: { perSecond: 2, burst: 120 },
@@ -593,5 +601,48 @@ describe("loadConfig: the previous master key during a rotation", () => {
       `TESSERA_MASTER_KEY_PREVIOUS_FILE (${path.join(dir, "bad.env")}): a raw master key needs TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE`,
     ]);
     expect(() => loadMasterKeyFile(path.join(dir, "missing.env"), dir)).toThrow(ConfigError);
+  });
+});
+
+describe("loadConfig: sessions and CORS", () => {
+  it("defaults to 3-minute sessions (at most an hour) and CORS off", () => {
+    const config = loadConfig({}, "/srv");
+    expect(config.sessions).toEqual({ ttlMs: 180_000, maxTtlMs: 3_600_000 });
+    expect(config.cors).toEqual({ origins: [], maxAgeSeconds: 600 });
+  });
+
+  it("reads exact origins, as a browser writes them, once each", () => {
+    const config = loadConfig(
+      {
+        TESSERA_SESSION_TTL_SECONDS: "60",
+        TESSERA_SESSION_MAX_TTL_SECONDS: "600",
+        TESSERA_CORS_ORIGINS:
+          " https://Shop.example.com , http://127.0.0.1:8080,https://shop.example.com:443",
+        TESSERA_CORS_MAX_AGE_SECONDS: "0",
+      },
+      "/srv",
+    );
+    expect(config.sessions).toEqual({ ttlMs: 60_000, maxTtlMs: 600_000 });
+    expect(config.cors).toEqual({
+      origins: ["https://shop.example.com", "http://127.0.0.1:8080"],
+      maxAgeSeconds: 0,
+    });
+  });
+
+  it("refuses wildcards, paths and lifetimes that contradict each other, all at once", () => {
+    expect(
+      problemsOf({
+        TESSERA_CORS_ORIGINS: "*,https://a.example/checkout,https://*.example.com",
+        TESSERA_SESSION_TTL_SECONDS: "900",
+        TESSERA_SESSION_MAX_TTL_SECONDS: "600",
+        TESSERA_CORS_MAX_AGE_SECONDS: "-1",
+      }),
+    ).toEqual([
+      "TESSERA_SESSION_MAX_TTL_SECONDS must be at least TESSERA_SESSION_TTL_SECONDS",
+      'TESSERA_CORS_ORIGINS: "*" is not an origin: give scheme://host[:port] of a page, without path or wildcard',
+      'TESSERA_CORS_ORIGINS: "https://a.example/checkout" is not an origin: give scheme://host[:port] of a page, without path or wildcard',
+      'TESSERA_CORS_ORIGINS: "https://*.example.com" is not an origin: give scheme://host[:port] of a page, without path or wildcard',
+      "TESSERA_CORS_MAX_AGE_SECONDS must be an integer from 0 to 86400",
+    ]);
   });
 });

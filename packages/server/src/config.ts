@@ -15,6 +15,8 @@ import { isAddressOrRange } from "./net/address.js";
 import type { ConcurrencyLimit, LimitsConfig } from "./limits/settings.js";
 import type { Rate } from "./limits/token-bucket.js";
 import type { ReactorConfig } from "./reactors/settings.js";
+import type { CorsSettings } from "./server/cors.js";
+import type { SessionSettings } from "./sessions/settings.js";
 import { parseReactorModules } from "./reactors/sandbox/modules.js";
 import { ConfigError } from "./shared/config-error.js";
 import type { DatabaseConfig } from "./storage/settings.js";
@@ -46,6 +48,8 @@ export interface Config {
   readonly metrics: MetricsConfig;
   readonly limits: LimitsConfig;
   readonly elements: ElementsConfig;
+  readonly sessions: SessionSettings;
+  readonly cors: CorsSettings;
   /** The web console at /console (docs/console.md); its files are built with the package @tessera/console. */
   readonly console: ConsoleConfig;
 }
@@ -264,6 +268,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   const metrics = parseMetrics(env, host, problems);
   const limits = parseLimits(env, problems);
   const elements = parseElements(env, production, problems);
+  const sessions = parseSessions(env, problems);
+  const cors = parseCors(env, problems);
   const consoleConfig: ConsoleConfig = {
     enabled:
       nonEmpty(env.TESSERA_CONSOLE_ENABLED) === undefined ||
@@ -292,6 +298,8 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
     metrics: Object.freeze(metrics),
     limits: Object.freeze(limits),
     elements: Object.freeze(elements),
+    sessions: Object.freeze(sessions),
+    cors: Object.freeze(cors),
     console: Object.freeze(consoleConfig),
   });
 }
@@ -335,6 +343,65 @@ function parseElements(env: Env, production: boolean, problems: string[]): Eleme
       ? !production
       : parseBoolean(env.TESSERA_ELEMENTS_DEMO, "TESSERA_ELEMENTS_DEMO", problems);
   return { origins: Object.freeze(origins), demo };
+}
+
+/** BT's default lifetime is 3 minutes: long enough to hand the nonce to a backend, short enough to leak little. */
+const SESSION_TTL_S = 180;
+
+function parseSessions(env: Env, problems: string[]): SessionSettings {
+  const ttl = parseInteger(
+    env.TESSERA_SESSION_TTL_SECONDS,
+    SESSION_TTL_S,
+    10,
+    86_400,
+    "TESSERA_SESSION_TTL_SECONDS",
+    problems,
+  );
+  const max = parseInteger(
+    env.TESSERA_SESSION_MAX_TTL_SECONDS,
+    3_600,
+    10,
+    86_400,
+    "TESSERA_SESSION_MAX_TTL_SECONDS",
+    problems,
+  );
+  if (max < ttl)
+    problems.push("TESSERA_SESSION_MAX_TTL_SECONDS must be at least TESSERA_SESSION_TTL_SECONDS");
+  return { ttlMs: ttl * 1000, maxTtlMs: max * 1000 };
+}
+
+const MAX_CORS_ORIGINS = 100;
+
+/**
+ * Exact origins only: a wildcard would let any page on the internet drive the public and session routes with a
+ * key it got hold of, and browsers refuse `*` with credentials anyway.
+ */
+function parseCors(env: Env, problems: string[]): CorsSettings {
+  const origins: string[] = [];
+  for (const entry of (nonEmpty(env.TESSERA_CORS_ORIGINS) ?? "").split(",")) {
+    const text = entry.trim();
+    if (text.length === 0) continue;
+    const origin = parseOrigin(text);
+    if (origin === undefined) {
+      problems.push(
+        `TESSERA_CORS_ORIGINS: ${JSON.stringify(text)} is not an origin: give scheme://host[:port] of a page, ` +
+          "without path or wildcard",
+      );
+    } else if (!origins.includes(origin)) {
+      origins.push(origin);
+    }
+  }
+  if (origins.length > MAX_CORS_ORIGINS)
+    problems.push(`TESSERA_CORS_ORIGINS: at most ${MAX_CORS_ORIGINS} origins`);
+  const maxAgeSeconds = parseInteger(
+    env.TESSERA_CORS_MAX_AGE_SECONDS,
+    600,
+    0,
+    86_400,
+    "TESSERA_CORS_MAX_AGE_SECONDS",
+    problems,
+  );
+  return { origins: Object.freeze(origins), maxAgeSeconds };
 }
 
 /** `scheme://host[:port]` as a browser writes an origin (lower-case, default port left out), else undefined. */
@@ -393,6 +460,9 @@ function parseLimits(env: Env, problems: string[]): LimitsConfig {
   return {
     trustProxy: parseTrustProxy(env.TESSERA_TRUST_PROXY, problems),
     perKey: rate("TESSERA_RATE_LIMIT_KEY", 1_000, 2_000),
+    // Keys that live in browsers: a public key is shared by every visitor of a page, a session by one of them.
+    perPublicKey: rate("TESSERA_RATE_LIMIT_PUBLIC_KEY", 100, 200),
+    perSession: rate("TESSERA_RATE_LIMIT_SESSION", 10, 20),
     perAddress: rate("TESSERA_RATE_LIMIT_ADDRESS", 2_000, 4_000),
     authFailures:
       failuresPerMinute === 0 ? undefined : { perSecond: failuresPerMinute / 60, burst: failuresBurst },

@@ -42,6 +42,7 @@ import { tokenResealing } from "./tokens/resealing.js";
 import { createExpressionEngine } from "./tokens/expressions.js";
 import { createTokenService, type TokenService } from "./tokens/service.js";
 import { createExplainService } from "./explain/service.js";
+import { createSessionService, type SessionService } from "./sessions/service.js";
 import { builtConsoleRoot } from "./console/routes.js";
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from "./webhooks/backoff.js";
 import { createWebhookSecrets, type WebhookSecrets } from "./webhooks/secrets.js";
@@ -53,6 +54,7 @@ export interface Vault {
   readonly reactorRuntime: ReactorRuntime;
   readonly tenants: TenantService;
   readonly tokens: TokenService;
+  readonly sessions: SessionService;
   readonly keys: KeyRotation;
   /** `tessera keys rotate-master`: every tenant key re-wrapped by another master key. */
   readonly masterKeys: MasterKeyRotation;
@@ -119,6 +121,13 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       sealAudit: () => sealAuditLog(store, tenantKeys),
     });
     const applications = createApplicationService({ db: store.db, reads: store, clock, audit });
+    const sessions = createSessionService({
+      db: store.db,
+      clock,
+      audit,
+      settings: config.sessions,
+      applications,
+    });
     const tokens = createTokenService({
       store,
       keys: tenantKeys,
@@ -162,6 +171,7 @@ export async function openVault(config: Config, log: Logger, clock: Clock = syst
       reactorRuntime,
       tenants,
       tokens,
+      sessions,
       keys,
       masterKeys: createMasterKeyRotation({
         store,
@@ -302,9 +312,12 @@ export async function buildVaultApp(vault: Vault, config: Config, log: Logger | 
     idempotency: vault.idempotency,
     tenants: vault.tenants,
     tokens: vault.tokens,
+    sessions: vault.sessions,
+    cors: config.cors,
     explain: createExplainService({
       applications: vault.applications,
       tokens: vault.tokens,
+      sessions: vault.sessions,
       audit: vault.audit.recorder,
     }),
     readiness: { check: () => vault.store.ping(), masterKey: () => vault.masterKey.status() },
@@ -404,6 +417,7 @@ export async function serve(config: Config, out: Output, options: ServeOptions =
       {
         applications: () => vault.applications.sweepExpired(),
         tokens: () => vault.tokens.sweepExpired(),
+        sessions: () => vault.sessions.sweepExpired(),
         "idempotency keys": () => vault.idempotency.sweepExpired(),
         "reactor invocations": () =>
           vault.invocationStore.deleteSettledBefore(

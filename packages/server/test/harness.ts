@@ -144,6 +144,8 @@ export async function startTestServer(
         // Tests send bursts from one loopback address and key (fuzzing, bad keys on purpose): the limits have their
         // own tests (limits/limits.test.ts), which set them explicitly.
         TESSERA_RATE_LIMIT_KEY_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_PUBLIC_KEY_PER_SECOND: "0",
+        TESSERA_RATE_LIMIT_SESSION_PER_SECOND: "0",
         TESSERA_RATE_LIMIT_ADDRESS_PER_SECOND: "0",
         TESSERA_RATE_LIMIT_AUTH_FAILURES_PER_MINUTE: "0",
         TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "0",

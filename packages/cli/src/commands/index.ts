@@ -5,6 +5,7 @@ import { completionCommand } from "./completion.js";
 import { keys } from "./keys.js";
 import { reactors } from "./reactors.js";
 import { init, migrate, serve } from "./server.js";
+import { sessions } from "./sessions.js";
 import { tenants } from "./tenants.js";
 import { tokens } from "./tokens.js";
 import { webhooks } from "./webhooks.js";
@@ -13,7 +14,7 @@ import { webhooks } from "./webhooks.js";
 export const VAULT_COMMANDS: readonly (Command | Group)[] = [serve, init, migrate, keys, audit];
 
 /** The commands that administer a running vault over its API. */
-export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens, reactors, webhooks];
+export const ADMIN_COMMANDS: readonly Group[] = [applications, tenants, tokens, reactors, webhooks, sessions];
 
 /** The commands about the command line itself. */
 export const SHELL_COMMANDS: readonly Command[] = [

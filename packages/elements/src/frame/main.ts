@@ -17,6 +17,7 @@ import {
   type FieldOptions,
   type FrameMessage,
   type ParentMessage,
+  type Reveal,
   type UpdateOptions,
 } from "../shared/protocol.js";
 import { parseMask, validationPattern } from "../shared/text.js";
@@ -83,6 +84,9 @@ function start(): void {
   let told: PublicState | undefined;
   let focused = false;
   let touched = false;
+  /** Holds a token's data shown by `reveal`: never read, never told about, never collected. */
+  let revealed = false;
+  const apiBase = new URL("../../", location.href);
 
   const post = (message: FrameMessage) => port?.postMessage(message);
   const current = (): Reading => reading ?? readField("", rules ?? { type: "text" }, new Date());
@@ -90,12 +94,12 @@ function start(): void {
     element,
     read: current,
     key: () => key,
-    apiBase: new URL("../../", location.href),
+    apiBase,
     reply: post,
   });
 
   function refresh(): void {
-    if (rules === undefined) return;
+    if (rules === undefined || revealed) return;
     const caret = input.selectionStart ?? input.value.length;
     const before = [...input.value.slice(0, caret)].filter((char) => isSignificant(rules!.type, char)).length;
     reading = readField(input.value, rules, new Date());
@@ -126,7 +130,11 @@ function start(): void {
     if (options.placeholder !== undefined) input.placeholder = options.placeholder;
     if (options.style !== undefined) applyStyle(sheet, options.style);
     if (options.disabled !== undefined) input.disabled = options.disabled;
-    if (options.readOnly !== undefined) input.readOnly = options.readOnly;
+    if (options.readOnly !== undefined) {
+      // A revealed value is never left in a field the shopper can edit: its state would then be told.
+      if (!options.readOnly && revealed) forget();
+      input.readOnly = options.readOnly;
+    }
     if (options.cardBrand !== undefined && rules.type === "cardVerificationCode") {
       rules = { ...rules, cardBrand: options.cardBrand };
       refresh();
@@ -183,8 +191,12 @@ function start(): void {
       case "update":
         return applyOptions(message.options);
       case "clear":
+        forget();
         input.value = "";
         return refresh();
+      case "reveal":
+        void reveal(message);
+        return;
       case "focus":
         return input.focus();
       case "blur":
@@ -193,6 +205,56 @@ function start(): void {
         void sender.send(message);
         return;
     }
+  }
+
+  function forget(): void {
+    if (!revealed) return;
+    revealed = false;
+    input.value = "";
+  }
+
+  /**
+   * Reads the token with the configured key (a session key) from the vault this frame came from and shows the
+   * value in this read-only text field. The page learns the status only: no change event, no collect answer.
+   */
+  async function reveal(message: Reveal): Promise<void> {
+    const refuse = (code: "invalid-request" | "network" | "bad-response", text: string) =>
+      post({ kind: "result", request: message.request, error: { code, message: text } });
+    if (rules?.type !== "text" || !input.readOnly || key === undefined) {
+      return refuse("invalid-request", "Only a read-only text element shows a token's data.");
+    }
+    let response: Response;
+    try {
+      response = await fetch(new URL(`tokens/${encodeURIComponent(message.token)}`, apiBase), {
+        headers: { "SVC-API-KEY": key },
+        credentials: "omit",
+        cache: "no-store",
+      });
+    } catch {
+      return refuse("network", "The vault could not be reached.");
+    }
+    if (!response.ok) return post({ kind: "revealed", request: message.request, status: response.status });
+    let value: unknown;
+    try {
+      value = (await response.json()) as unknown;
+    } catch {
+      return refuse("bad-response", "The vault answered something other than JSON.");
+    }
+    for (const segment of ["data", ...message.path]) {
+      value =
+        typeof value === "object" && value !== null && Object.hasOwn(value, segment)
+          ? (value as Record<string | number, unknown>)[segment]
+          : undefined;
+    }
+    if (typeof value !== "string" && typeof value !== "number") {
+      return refuse(
+        "invalid-request",
+        "The token shows no text there to this key (redacted, masked away, or not a value).",
+      );
+    }
+    revealed = true;
+    input.value = String(value);
+    post({ kind: "revealed", request: message.request, status: 200 });
   }
 
   function reportHeight(): void {

@@ -18,6 +18,9 @@ import { STYLE_PROPERTIES, type Style } from "../shared/style.js";
 import { parseMask } from "../shared/text.js";
 import { ElementsError } from "./errors.js";
 
+/** What the frame answers a request with: a `send`'s result, or a `reveal`'s status. */
+type Answer = Result | Extract<FrameMessage, { kind: "revealed" }>;
+
 export interface ElementOptions {
   /** The accessible name of the field (its label for screen readers and the frame's title). */
   readonly label?: string;
@@ -156,7 +159,7 @@ export class TesseraElement {
       }
     | undefined;
   private readonly handlers = new Map<ElementEventName, Set<(event: never) => void>>();
-  private readonly requests = new Map<string, { settle: (result: Result | ElementsError) => void }>();
+  private readonly requests = new Map<string, { settle: (answer: Answer | ElementsError) => void }>();
 
   constructor(
     readonly type: ElementType,
@@ -321,11 +324,56 @@ export class TesseraElement {
     this.handlers.get(name)?.delete(handler);
   }
 
+  /**
+   * Shows a token's data in this element, which must be a `text` element created with `readOnly: true`, and the
+   * library initialised with a session key that may read the token (docs/sessions.md). The frame reads the token
+   * and shows it; this page never holds the value. `path` names a member of complex data (`"number"`,
+   * `"address.city"`, `"lines.0"`). Resolves once it is shown; rejects with `api-error` and the status when the
+   * vault refuses (401, 404…).
+   *
+   * @example
+   * const ssn = elements.createElement("text", { readOnly: true, label: "SSN" });
+   * await ssn.mount("#ssn");
+   * await ssn.setValueRef(tokenId);
+   */
+  setValueRef(token: string, path?: string): Promise<void> {
+    if (!this.ready) return Promise.reject(new ElementsError("not-mounted", "The element is not mounted."));
+    if (typeof token !== "string" || token.length === 0) {
+      return Promise.reject(new ElementsError("invalid-argument", "Give the id of a token."));
+    }
+    const segments = (path ?? "")
+      .split(".")
+      .filter((segment) => segment.length > 0)
+      .map((segment) => (/^\d+$/.test(segment) ? Number(segment) : segment));
+    return this.ask((request) => ({ kind: "reveal", request, token, path: segments })).then((answer) => {
+      if (answer.kind === "result") {
+        if ("error" in answer) throw new ElementsError(answer.error.code, answer.error.message);
+        throw new ElementsError("bad-response", "The frame answered a reveal with a request's result.");
+      }
+      if (answer.status !== 200) {
+        throw new ElementsError("api-error", `The vault refused to show the token (${answer.status}).`, {
+          status: answer.status,
+        });
+      }
+    });
+  }
+
   /** Sends a request through this element's frame; the library calls it for `tokenize` and `tokens.create`. */
   send(endpoint: Endpoint, body: JsonValue, refs: readonly Ref[]): Promise<Result> {
+    return this.ask((request) => ({ kind: "send", request, endpoint, body, refs: [...refs] })).then(
+      (answer) => {
+        if (answer.kind !== "result")
+          throw new ElementsError("bad-response", "The frame answered a request oddly.");
+        return answer;
+      },
+    );
+  }
+
+  /** Posts the message `build` makes for a new request id, and settles with the frame's answer to it. */
+  private ask(build: (request: string) => ParentMessage): Promise<Answer> {
     if (!this.ready) return Promise.reject(new ElementsError("not-mounted", "The element is not mounted."));
     const request = randomId();
-    return new Promise<Result>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       const timer = setTimeout(() => {
         this.requests.delete(request);
         reject(new ElementsError("timeout", "The vault did not answer in time."));
@@ -338,7 +386,7 @@ export class TesseraElement {
           else resolve(result);
         },
       });
-      this.post({ kind: "send", request, endpoint, body, refs: [...refs] });
+      this.post(build(request));
     });
   }
 
@@ -372,6 +420,7 @@ export class TesseraElement {
         if (this.iframe !== undefined && message.height > 0) this.iframe.style.height = `${message.height}px`;
         return;
       case "result":
+      case "revealed":
         return this.requests.get(message.request)?.settle(message);
     }
   }

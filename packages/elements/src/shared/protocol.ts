@@ -123,8 +123,28 @@ export const isSend = object({
 });
 export type Send = Checked<typeof isSend>;
 
+/** A token id as the vault takes one: 1 to 400 characters, no control character. */
+const isTokenId: Check<string> = (value): value is string =>
+  typeof value === "string" &&
+  value.length >= 1 &&
+  value.length <= 400 &&
+  ![...value].some((char) => char.charCodeAt(0) < 0x20 || char.charCodeAt(0) === 0x7f);
+
+/**
+ * Shows a token's data, or the member `path` names in it, in a read-only `text` field: the frame reads the token
+ * with its key (a session key) from the vault it came from, and the page is told only the answer's status.
+ */
+export const isReveal = object({
+  kind: literal("reveal"),
+  request: isId,
+  token: isTokenId,
+  path: array(isPathSegment, 32),
+});
+export type Reveal = Checked<typeof isReveal>;
+
 export const isParentMessage = oneOf(
   isConfigure,
+  isReveal,
   object({ kind: literal("update"), options: isUpdateOptions }),
   object({ kind: literal("clear") }),
   object({ kind: literal("focus") }),
@@ -193,6 +213,8 @@ export const isFrameMessage = oneOf(
   }),
   object({ kind: literal("resize"), height: integer(0, 2000) }),
   isResult,
+  /** The vault's status for a `reveal`: 200 when the value is shown (in the frame only), else the error status. */
+  object({ kind: literal("revealed"), request: isId, status: integer(100, 599) }),
 );
 export type FrameMessage = Checked<typeof isFrameMessage>;
 

@@ -3281,10 +3281,10 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
+                    entity_type?: "token" | "reactor" | "application" | "tenant" | "webhook_secret" | "session";
                     entity_id?: string;
                     actor_id?: string;
-                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "tenant.rotate_master_key" | "tenant.shred" | "webhook.rotate_secret";
+                    action?: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "tenant.rotate_master_key" | "tenant.shred" | "webhook.rotate_secret" | "session.create" | "session.authorize";
                     /** @description From this time on (inclusive). */
                     start_date?: string;
                     /** @description Before this time (exclusive). */
@@ -3321,9 +3321,9 @@ export interface paths {
                                 /** @description The acting Application; absent for Tessera itself. */
                                 actor_id?: string;
                                 /** @enum {string} */
-                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "tenant.rotate_master_key" | "tenant.shred" | "webhook.rotate_secret";
+                                action: "token.create" | "token.read" | "token.list" | "token.update" | "token.delete" | "token.search" | "token.detokenize" | "token.explain" | "reactor.create" | "reactor.update" | "reactor.delete" | "reactor.react" | "reactor.react_async" | "application.create" | "application.update" | "application.regenerate_key" | "application.delete" | "tenant.create" | "tenant.rotate_data_key" | "tenant.rotate_master_key" | "tenant.shred" | "webhook.rotate_secret" | "session.create" | "session.authorize";
                                 /** @enum {string} */
-                                entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret";
+                                entity_type: "token" | "reactor" | "application" | "tenant" | "webhook_secret" | "session";
                                 entity_id?: string;
                                 /** @description The access rule that decided how the token was shown or used. */
                                 rule?: {
@@ -3413,8 +3413,16 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** Format: uuid */
-                        application_id: string;
+                        /**
+                         * Format: uuid
+                         * @description The Application whose decision to explain.
+                         */
+                        application_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description Instead of application_id: a session (its id is the entity_id of its session.create and session.authorize audit entries), decided as its key would be now, within its authorizing Application.
+                         */
+                        session_id?: string;
                         /**
                          * @description The token permission to decide.
                          * @enum {string}
@@ -3435,6 +3443,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
+                            /** @description The Application explained; for a session, the one that authorized it. */
                             application: {
                                 /** Format: uuid */
                                 id: string;
@@ -3442,6 +3451,8 @@ export interface paths {
                                 /** @enum {string} */
                                 type: "private" | "public" | "management";
                             };
+                            /** Format: uuid */
+                            session_id?: string;
                             /** @enum {string} */
                             permission: "token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use";
                             token_id?: string;
@@ -3477,6 +3488,66 @@ export interface paths {
                                 transform: "redact" | "mask" | "reveal";
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                             };
+                            /** @description Sessions only, when one of the session's rules decided: the same walk over the authorizing Application's rules, which must decide too; the session is shown no more than they show. */
+                            ceiling?: {
+                                allowed: boolean;
+                                /** @enum {string} */
+                                transform?: "redact" | "mask" | "reveal";
+                                /** @description An access rule as the decision tried it. */
+                                decided_by?: {
+                                    /**
+                                     * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                     * @enum {string}
+                                     */
+                                    source: "rule" | "permission";
+                                    /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                    index?: number;
+                                    /** @description Source `rule` only. */
+                                    priority?: number;
+                                    description?: string;
+                                    container?: string;
+                                    conditions?: {
+                                        /** @enum {string} */
+                                        attribute: "id" | "container";
+                                        /** @enum {string} */
+                                        operator: "starts_with" | "equals";
+                                        value: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    transform: "redact" | "mask" | "reveal";
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                                };
+                                passed_over: {
+                                    /**
+                                     * @description `rule`: one of the Application's rules; `permission`: a top-level permission, which acts as a rule over every container, tried after all the rules.
+                                     * @enum {string}
+                                     */
+                                    source: "rule" | "permission";
+                                    /** @description The rule's index in the Application's `rules` (source `rule`). */
+                                    index?: number;
+                                    /** @description Source `rule` only. */
+                                    priority?: number;
+                                    description?: string;
+                                    container?: string;
+                                    conditions?: {
+                                        /** @enum {string} */
+                                        attribute: "id" | "container";
+                                        /** @enum {string} */
+                                        operator: "starts_with" | "equals";
+                                        value: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    transform: "redact" | "mask" | "reveal";
+                                    permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                                    /**
+                                     * @description `conditions`: not every condition of the rule (a session's) holds for the token; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
+                                     * @enum {string}
+                                     */
+                                    reason: "conditions" | "permission" | "container";
+                                    /** @description The reason in words. */
+                                    detail: string;
+                                }[];
+                            };
                             /** @description Every rule tried before the deciding one, in precedence order; all of them when none decides. */
                             passed_over: {
                                 /**
@@ -3501,7 +3572,7 @@ export interface paths {
                                 transform: "redact" | "mask" | "reveal";
                                 permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
                                 /**
-                                 * @description `conditions`: the rule has conditions, which apply only to session keys; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
+                                 * @description `conditions`: not every condition of the rule (a session's) holds for the token; `permission`: the rule lacks the permission; `container`: its container covers none of the token's containers.
                                  * @enum {string}
                                  */
                                 reason: "conditions" | "permission" | "container";
@@ -3540,6 +3611,188 @@ export interface paths {
                             /** @description The decision in one sentence. */
                             summary: string;
                         };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a session (with a public key) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The session's API key (prefix key_ses_): for the browser that created the session; shown only here. */
+                            session_key: string;
+                            /** @description Hand this to your backend, which authorizes the session with it (once). */
+                            nonce: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "4XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description RFC 9457 problem details; `errors` maps a field to its messages. */
+                "5XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            type: string;
+                            title: string;
+                            status: number;
+                            detail?: string;
+                            instance?: string;
+                            errors?: {
+                                [key: string]: string[];
+                            };
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sessions/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Authorize a session (with a private key) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        nonce: string;
+                        /**
+                         * Format: date-time
+                         * @description Ends the session earlier (or later, up to the configured maximum) than its creation set.
+                         */
+                        expires_at?: string;
+                        /** @description Token permissions over every token the authorizing Application reaches. */
+                        permissions?: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                        /** @description Rules scoped by `conditions` (never `container`), within the authorizing Application's. */
+                        rules?: {
+                            description?: string;
+                            /** @description Lower values take precedence. */
+                            priority: number;
+                            /** @description A path such as /pci/high/. */
+                            container?: string;
+                            conditions?: {
+                                /** @enum {string} */
+                                attribute: "id" | "container";
+                                /** @enum {string} */
+                                operator: "starts_with" | "equals";
+                                value: string;
+                            }[];
+                            /** @enum {string} */
+                            transform: "redact" | "mask" | "reveal";
+                            permissions: ("token:create" | "token:read" | "token:update" | "token:delete" | "token:search" | "token:use" | "application:create" | "application:read" | "application:update" | "application:delete" | "reactor:create" | "reactor:read" | "reactor:update" | "reactor:delete" | "tenant:create" | "tenant:read" | "webhook:read" | "webhook:update" | "log:read")[];
+                        }[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Authorized; no body. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": unknown;
                     };
                 };
                 /** @description RFC 9457 problem details; `errors` maps a field to its messages. */

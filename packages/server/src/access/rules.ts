@@ -110,7 +110,58 @@ function notAllowed(permission: Permission, type: ApplicationType): string {
   return `${permission} is not allowed for ${type} Applications`;
 }
 
-/** The stored form: containers lower-cased, duplicate permissions dropped, rules in precedence order. */
+/**
+ * What a session may be authorized with (wire-format §6): token permissions a private Application may hold, and
+ * rules scoped by `conditions`, never by `container` (spec §2.4: conditions are for sessions). Whether the
+ * authorizer holds them itself is the service's check. Returns every problem, keyed by the field path sent.
+ */
+export function validateSessionGrant({ permissions, rules }: Omit<GrantInput, "type">): FieldErrors {
+  const errors: FieldErrors = {};
+  const add = (field: string, message: string) => (errors[field] ??= []).push(message);
+  if (permissions.length === 0 && rules.length === 0)
+    add("permissions", "permissions or rules must be non-empty");
+  permissions.forEach((permission, i) => {
+    if (!isAllowedFor("private", permission)) add(`permissions[${i}]`, sessionNotAllowed(permission));
+  });
+  const seenPriorities = new Set<number>();
+  rules.forEach((rule, i) => {
+    const at = `rules[${i}]`;
+    if (seenPriorities.has(rule.priority))
+      add(`${at}.priority`, `priority ${rule.priority} is used by another rule`);
+    seenPriorities.add(rule.priority);
+    if (rule.container !== undefined) {
+      add(`${at}.container`, "a session's rules are scoped by conditions, not by a container");
+    }
+    if (rule.conditions === undefined || rule.conditions.length === 0) {
+      add(`${at}.conditions`, "must hold at least one condition");
+    }
+    rule.conditions?.forEach((condition, j) => {
+      const field = `${at}.conditions[${j}].value`;
+      if (condition.attribute === "container") {
+        const problem = containerProblem(condition.value);
+        if (problem !== undefined) add(field, problem);
+      } else if (condition.value.length === 0) {
+        add(field, "must not be empty");
+      }
+    });
+    if (rule.permissions.length === 0) add(`${at}.permissions`, "must hold at least one permission");
+    rule.permissions.forEach((permission, j) => {
+      if (!isAllowedFor("private", permission)) {
+        add(`${at}.permissions[${j}]`, sessionNotAllowed(permission));
+      }
+    });
+  });
+  return errors;
+}
+
+function sessionNotAllowed(permission: Permission): string {
+  return `${permission} cannot be granted to a session (token permissions of private Applications only)`;
+}
+
+/**
+ * The stored form: containers (of rules and of container conditions) lower-cased, duplicate permissions dropped,
+ * rules in precedence order.
+ */
 export function normalizeRules(rules: readonly AccessRule[]): AccessRule[] {
   return [...rules]
     .sort((a, b) => a.priority - b.priority)
@@ -118,7 +169,11 @@ export function normalizeRules(rules: readonly AccessRule[]): AccessRule[] {
       ...(rule.description !== undefined && { description: rule.description }),
       priority: rule.priority,
       ...(rule.container !== undefined && { container: normalizeContainer(rule.container) }),
-      ...(rule.conditions !== undefined && { conditions: rule.conditions }),
+      ...(rule.conditions !== undefined && {
+        conditions: rule.conditions.map((c) =>
+          c.attribute === "container" ? { ...c, value: normalizeContainer(c.value) } : { ...c },
+        ),
+      }),
       transform: rule.transform,
       permissions: [...new Set(rule.permissions)],
     }));

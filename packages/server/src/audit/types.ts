@@ -22,10 +22,19 @@ export const AUDIT_ACTIONS = [
   "tenant.rotate_master_key",
   "tenant.shred",
   "webhook.rotate_secret",
+  "session.create",
+  "session.authorize",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDIT_ENTITY_TYPES = ["token", "reactor", "application", "tenant", "webhook_secret"] as const;
+export const AUDIT_ENTITY_TYPES = [
+  "token",
+  "reactor",
+  "application",
+  "tenant",
+  "webhook_secret",
+  "session",
+] as const;
 export type AuditEntityType = (typeof AUDIT_ENTITY_TYPES)[number];
 
 /** The access rule that decided, as the log shows it: enough to find it, nothing of the data. */

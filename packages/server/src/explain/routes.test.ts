@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
@@ -226,6 +227,77 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
     });
   });
 
+  it("explains a session by its id: its own rules, then its authorizer's, and 404 once it cannot act", async () => {
+    const page = await application({ name: "page", type: "public", permissions: ["token:create"] });
+    const created = await server.request("POST", "/sessions", { key: page.key });
+    const rules = [
+      {
+        priority: 1,
+        conditions: [{ attribute: "container", operator: "starts_with", value: "/pci/" }],
+        transform: "reveal",
+        permissions: ["token:read"],
+      },
+    ];
+    const authorized = await server.request("POST", "/sessions/authorize", {
+      key: backend.key,
+      body: { nonce: created.body.nonce, rules },
+    });
+    expect(authorized.status, authorized.text).toBe(200);
+    const logs = await server.request("GET", `/logs?action=session.authorize&actor_id=${backend.id}`);
+    const sessionId = logs.body.data[0].entity_id as string;
+
+    const response = await explain({ session_id: sessionId, token_id: token.id, permission: "token:read" });
+    expect(response.status, response.text).toBe(200);
+    expect(response.body).toMatchObject({
+      application: { id: backend.id, name: "backend" },
+      session_id: sessionId,
+      allowed: true,
+      transform: "redact",
+      decided_by: { source: "rule", index: 0, conditions: rules[0]!.conditions, transform: "reveal" },
+      passed_over: [],
+      ceiling: {
+        allowed: true,
+        transform: "redact",
+        decided_by: { container: "/", transform: "redact" },
+        passed_over: [{ reason: "container" }, { reason: "permission" }],
+      },
+      summary:
+        "token:read allowed by rules[0] (priority 1) of the session, within rules[2] (priority 30) of backend: redact.",
+    });
+    const elsewhere = await createToken(["/pii/"]);
+    const denied = await explain({ session_id: sessionId, token_id: elsewhere.id, permission: "token:read" });
+    expect(denied.body).toMatchObject({
+      allowed: false,
+      passed_over: [
+        {
+          reason: "conditions",
+          detail: "rules[0] (priority 1): not every one of its conditions holds for the token",
+        },
+      ],
+    });
+    expect(denied.body).not.toHaveProperty("ceiling");
+
+    expectProblem(
+      await explain({ session_id: randomUUID(), token_id: token.id, permission: "token:read" }),
+      404,
+    );
+    expectProblem(
+      await explain({
+        application_id: backend.id,
+        session_id: sessionId,
+        token_id: token.id,
+        permission: "token:read",
+      }),
+      400,
+      { errors: { application_id: ["give application_id or session_id, one of them"] } },
+    );
+    server.clock.advance(180_000);
+    expectProblem(
+      await explain({ session_id: sessionId, token_id: token.id, permission: "token:read" }),
+      404,
+    );
+  });
+
   it("answers 404 for an unknown Application or token, another tenant's, and an expired Application", async () => {
     const missing = "00000000-0000-4000-8000-000000000000";
     expectProblem(
@@ -361,37 +433,112 @@ describe.skipIf(STORE_UNAVAILABLE)("POST /access/explain", () => {
       }
     }
 
+    const ORDER: TokenPermission[] = [
+      "token:read",
+      "token:search",
+      "token:use",
+      "token:update",
+      "token:create",
+      "token:delete",
+    ];
+
+    /** Explains each permission for `holder`, then does it with `key`: the two must agree. */
+    async function agree(
+      holder: Record<string, string>,
+      key: string,
+      id: string,
+      containers: string[],
+      context: unknown,
+    ) {
+      // Delete last: it removes the token the others act on.
+      for (const permission of ORDER) {
+        const subject = permission === "token:create" ? { containers } : { token_id: id };
+        const explained = await explain({ ...holder, permission, ...subject });
+        expect(explained.status, explained.text).toBe(200);
+        const { allowed, transform } = explained.body as { allowed: boolean; transform?: string };
+        const expected = !allowed
+          ? undefined
+          : ["token:update", "token:delete"].includes(permission)
+            ? "allowed"
+            : transform;
+        const where = `${permission} ${JSON.stringify(context)} ${explained.body.summary}`;
+        expect(await actual(permission, key, id, containers), where).toBe(expected);
+      }
+    }
+
     it("on every token permission", async () => {
       await fc.assert(
         fc.asyncProperty(grant, tokenContainers, async (g, containers) => {
           if (g.permissions.length === 0 && g.rules.length === 0) g.permissions.push("token:read");
           const app = await application({ name: "random", type: "private", ...g });
           const { id } = await createToken(containers);
-          // Delete last: it removes the token the others act on.
-          const order: TokenPermission[] = [
-            "token:read",
-            "token:search",
-            "token:use",
-            "token:update",
-            "token:create",
-            "token:delete",
-          ];
-          for (const permission of order) {
-            const subject = permission === "token:create" ? { containers } : { token_id: id };
-            const explained = await explain({ application_id: app.id, permission, ...subject });
-            expect(explained.status, explained.text).toBe(200);
-            const { allowed, transform } = explained.body as { allowed: boolean; transform?: string };
-            const expected = !allowed
-              ? undefined
-              : ["token:update", "token:delete"].includes(permission)
-                ? "allowed"
-                : transform;
-            const context = `${permission} ${JSON.stringify({ g, containers })} ${explained.body.summary}`;
-            expect(await actual(permission, app.key, id, containers), context).toBe(expected);
-          }
+          await agree({ application_id: app.id }, app.key, id, containers, { g, containers });
         }),
         { numRuns: 100, endOnFailure: true },
       );
     }, 180_000);
+
+    // A session's condition rules: on the token's id (itself, a prefix of it, another id) or on a container.
+    const conditionTemplate = fc.oneof(
+      fc.record({
+        attribute: fc.constant("id" as const),
+        operator: fc.constantFrom("equals" as const, "starts_with" as const),
+        value: fc.constantFrom("self", "prefix", "other"),
+      }),
+      fc.record({
+        attribute: fc.constant("container" as const),
+        operator: fc.constantFrom("equals" as const, "starts_with" as const),
+        value: container,
+      }),
+    );
+    const sessionGrant = fc.record({
+      permissions: fc.subarray([...TOKEN_PERMISSIONS]),
+      rules: fc.uniqueArray(
+        fc.record({
+          priority: fc.integer({ min: 1, max: 40 }),
+          conditions: fc.array(conditionTemplate, { minLength: 1, maxLength: 2 }),
+          transform: fc.constantFrom(...TRANSFORMS),
+          permissions: fc.subarray([...TOKEN_PERMISSIONS], { minLength: 1 }),
+        }),
+        { selector: (r) => r.priority, maxLength: 3 },
+      ),
+    });
+
+    it("on session keys with condition rules, bounded by the Application that authorized them", async () => {
+      const page = await application({ name: "page", type: "public", permissions: ["token:create"] });
+      await fc.assert(
+        fc.asyncProperty(grant, sessionGrant, tokenContainers, async (g, s, containers) => {
+          // The authorizer holds everything the session asks for, or the authorization is refused (tested apart).
+          const asked = [...s.permissions, ...s.rules.flatMap((r) => r.permissions)];
+          const held = new Set([...g.permissions, ...g.rules.flatMap((r) => r.permissions)]);
+          if (asked.length === 0) s.permissions.push("token:read");
+          for (const p of [...asked, ...s.permissions]) if (!held.has(p)) g.permissions.push(p);
+          g.permissions = [...new Set(g.permissions)];
+          const app = await application({ name: "authorizer", type: "private", ...g });
+          const { id } = await createToken(containers);
+          const value = (v: string) =>
+            v === "self" ? id : v === "prefix" ? id.slice(0, 10) : v === "other" ? `${id}x` : v;
+          const rules = s.rules.map((r) => ({
+            ...r,
+            conditions: r.conditions.map((c) => ({ ...c, value: value(c.value) })),
+          }));
+          const session = await server.request("POST", "/sessions", { key: page.key });
+          expect(session.status, session.text).toBe(201);
+          const authorized = await server.request("POST", "/sessions/authorize", {
+            key: app.key,
+            body: { nonce: session.body.nonce, permissions: s.permissions, rules },
+          });
+          expect(authorized.status, authorized.text).toBe(200);
+          const logs = await server.request("GET", `/logs?action=session.authorize&actor_id=${app.id}`);
+          const sessionId = logs.body.data[0].entity_id as string;
+          await agree({ session_id: sessionId }, session.body.session_key, id, containers, {
+            g,
+            s: rules,
+            containers,
+          });
+        }),
+        { numRuns: 60, endOnFailure: true },
+      );
+    }, 240_000);
   });
 });

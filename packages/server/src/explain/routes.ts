@@ -27,7 +27,7 @@ function name(origin: RuleOrigin, rule: AccessRule): string {
 }
 
 const REASONS: Record<Mismatch, (step: PassedOver, permission: string, containers: string) => string> = {
-  conditions: () => "it has conditions, which apply only to session keys",
+  conditions: () => "not every one of its conditions holds for the token",
   permission: (step, permission) => `it holds ${step.ranked.rule.permissions.join(", ")}, not ${permission}`,
   container: (step, _permission, containers) =>
     `its container ${step.ranked.rule.container ?? ""} covers none of ${containers}`,
@@ -35,38 +35,62 @@ const REASONS: Record<Mismatch, (step: PassedOver, permission: string, container
 
 function summary(explanation: AccessExplanation, decision: Decision | undefined): string {
   const { permission, application, containers } = explanation;
+  const ceiling = explanation.result.ceiling;
+  if (explanation.sessionId !== undefined && ceiling !== undefined && ceiling.decision === undefined) {
+    return `${permission} denied: a rule of the session decides, but no rule of ${application.name}, which authorized it, holding it covers any of ${containers.join(", ")}.`;
+  }
   const uncovered = explanation.eachContainer?.filter((check) => check.decision === undefined) ?? [];
   if (permission === "token:create" && uncovered.length > 0) {
     const where = uncovered.map((check) => check.container).join(", ");
     return `${permission} denied: a create needs a rule on every container, and no rule of ${application.name} holding it covers ${where}.`;
   }
   if (decision === undefined) {
+    if (explanation.sessionId !== undefined) {
+      return `${permission} denied: no rule of the session holding it applies to this token.`;
+    }
     return `${permission} denied: no rule of ${application.name} holding it covers any of ${containers.join(", ")}.`;
   }
-  return `${permission} allowed by ${name(decision.origin, decision.rule)}: ${decision.transform}.`;
+  const within =
+    decision.ceiling === undefined
+      ? ""
+      : ` of the session, within ${name(decision.ceiling.origin, decision.ceiling.rule)} of ${application.name}`;
+  return `${permission} allowed by ${name(decision.origin, decision.rule)}${within}: ${decision.transform}.`;
 }
 
 /** camelCase inside, snake_case on the wire: converted here and nowhere else. */
 export function presentExplanation(explanation: AccessExplanation): ExplanationWire {
-  const { decision, passedOver } = explanation.result;
+  const { decision, passedOver, ceiling } = explanation.result;
   const containers = explanation.containers.join(", ");
+  const steps = (trace: readonly PassedOver[]) =>
+    trace.map((step) => ({
+      ...presentRule(step.ranked.rule, step.ranked.origin),
+      reason: step.reason,
+      detail: `${name(step.ranked.origin, step.ranked.rule)}: ${REASONS[step.reason](step, explanation.permission, containers)}`,
+    }));
   return {
     application: {
       id: explanation.application.id,
       name: explanation.application.name,
       type: explanation.application.type,
     },
+    ...(explanation.sessionId !== undefined && { session_id: explanation.sessionId }),
     permission: explanation.permission,
     ...(explanation.tokenId !== undefined && { token_id: explanation.tokenId }),
     containers: [...explanation.containers],
     allowed: explanation.allowed,
     ...(explanation.allowed && decision !== undefined && { transform: decision.transform }),
     ...(decision !== undefined && { decided_by: presentRule(decision.rule, decision.origin) }),
-    passed_over: passedOver.map((step) => ({
-      ...presentRule(step.ranked.rule, step.ranked.origin),
-      reason: step.reason,
-      detail: `${name(step.ranked.origin, step.ranked.rule)}: ${REASONS[step.reason](step, explanation.permission, containers)}`,
-    })),
+    ...(ceiling !== undefined && {
+      ceiling: {
+        allowed: ceiling.decision !== undefined,
+        ...(ceiling.decision !== undefined && { transform: ceiling.decision.transform }),
+        ...(ceiling.decision !== undefined && {
+          decided_by: presentRule(ceiling.decision.rule, ceiling.decision.origin),
+        }),
+        passed_over: steps(ceiling.passedOver),
+      },
+    }),
+    passed_over: steps(passedOver),
     ...(explanation.eachContainer !== undefined && {
       each_container: explanation.eachContainer.map(({ container, decision: each }) => ({
         container,
@@ -99,7 +123,8 @@ export function explainRoutes(service: ExplainService): FastifyPluginAsyncTypebo
       async (request) => {
         const { body } = request;
         const explanation = await service.explain(principalOf(request), {
-          applicationId: body.application_id,
+          ...(body.application_id !== undefined && { applicationId: body.application_id }),
+          ...(body.session_id !== undefined && { sessionId: body.session_id }),
           permission: body.permission,
           ...(body.token_id !== undefined && { tokenId: body.token_id }),
           ...(body.containers !== undefined && { containers: body.containers }),

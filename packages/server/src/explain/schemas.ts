@@ -4,11 +4,21 @@ import { AccessRuleSchema } from "../applications/schemas.js";
 import { MAX_CONTAINERS } from "../tokens/schemas.js";
 import { NO_CONTROL_CHARACTERS, StringEnum, Uuid } from "../server/schemas.js";
 
-// The subject is named by a field of its own (`application_id`) rather than a bare `id`, so that another kind of
-// key holder can be named beside it later without changing what this one means.
+// The subject is named by a field of its own (`application_id`, `session_id`) rather than a bare `id`, so that
+// each kind of key holder keeps its meaning.
 export const ExplainBody = Type.Object(
   {
-    application_id: Uuid,
+    application_id: Type.Optional(
+      Type.String({ format: "uuid", description: "The Application whose decision to explain." }),
+    ),
+    session_id: Type.Optional(
+      Type.String({
+        format: "uuid",
+        description:
+          "Instead of application_id: a session (its id is the entity_id of its session.create and " +
+          "session.authorize audit entries), decided as its key would be now, within its authorizing Application.",
+      }),
+    ),
     permission: StringEnum(TOKEN_PERMISSIONS, { description: "The token permission to decide." }),
     token_id: Type.Optional(
       Type.String({
@@ -54,7 +64,7 @@ const PassedOver = Type.Object({
   ...RuleRef.properties,
   reason: StringEnum(["conditions", "permission", "container"] as const, {
     description:
-      "`conditions`: the rule has conditions, which apply only to session keys; `permission`: the rule lacks " +
+      "`conditions`: not every condition of the rule (a session's) holds for the token; `permission`: the rule lacks " +
       "the permission; `container`: its container covers none of the token's containers.",
   }),
   detail: Type.String({ description: "The reason in words." }),
@@ -66,8 +76,26 @@ const ContainerCheck = Type.Object({
   decided_by: Type.Optional(RuleRef),
 });
 
+const CeilingSchema = Type.Object(
+  {
+    allowed: Type.Boolean(),
+    transform: Type.Optional(StringEnum(["redact", "mask", "reveal"] as const)),
+    decided_by: Type.Optional(RuleRef),
+    passed_over: Type.Array(PassedOver),
+  },
+  {
+    description:
+      "Sessions only, when one of the session's rules decided: the same walk over the authorizing " +
+      "Application's rules, which must decide too; the session is shown no more than they show.",
+  },
+);
+
 export const ExplanationSchema = Type.Object({
-  application: Type.Object({ id: Uuid, name: Type.String(), type: StringEnum(APPLICATION_TYPES) }),
+  application: Type.Object(
+    { id: Uuid, name: Type.String(), type: StringEnum(APPLICATION_TYPES) },
+    { description: "The Application explained; for a session, the one that authorized it." },
+  ),
+  session_id: Type.Optional(Uuid),
   permission: StringEnum(TOKEN_PERMISSIONS),
   token_id: Type.Optional(Type.String()),
   containers: Type.Array(Type.String(), {
@@ -80,6 +108,7 @@ export const ExplanationSchema = Type.Object({
     }),
   ),
   decided_by: Type.Optional(RuleRef),
+  ceiling: Type.Optional(CeilingSchema),
   passed_over: Type.Array(PassedOver, {
     description:
       "Every rule tried before the deciding one, in precedence order; all of them when none decides.",

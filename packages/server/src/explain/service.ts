@@ -2,7 +2,8 @@ import { explain, type Decision, type Explanation } from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
 import { containerProblem, normalizeContainer } from "../access/rules.js";
 import type { ApplicationService } from "../applications/service.js";
-import type { Application, Principal } from "../access/principal.js";
+import { granteeOf, type Application, type Principal } from "../access/principal.js";
+import type { SessionService } from "../sessions/service.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import { AppError, type FieldErrors } from "../server/errors.js";
@@ -12,14 +13,18 @@ import type { TokenService } from "../tokens/service.js";
 export type ExplainSubject = { readonly tokenId: string } | { readonly containers: readonly string[] };
 
 export interface ExplainInput {
-  readonly applicationId: string;
+  /** Whose decision: an Application's, or a session's (then bounded by the Application that authorized it). */
+  readonly applicationId?: string;
+  readonly sessionId?: string;
   readonly permission: TokenPermission;
   readonly tokenId?: string;
   readonly containers?: readonly string[];
 }
 
 export interface AccessExplanation {
+  /** The Application explained, or for a session the one that authorized it. */
   readonly application: Application;
+  readonly sessionId?: string;
   readonly permission: TokenPermission;
   readonly tokenId?: string;
   readonly containers: readonly string[];
@@ -33,6 +38,7 @@ export interface AccessExplanation {
 export interface ExplainServiceDeps {
   readonly applications: Pick<ApplicationService, "get">;
   readonly tokens: Pick<TokenService, "containersOf">;
+  readonly sessions: Pick<SessionService, "principalOf">;
   readonly audit: AuditRecorder;
 }
 
@@ -42,18 +48,30 @@ const WRITES: ReadonlySet<TokenPermission> = new Set(["token:create", "token:upd
  * POST /access/explain: which rule of an Application decides a permission on a token, through `explain` in
  * access/decide.ts, the walk every token route decides with. Nothing of the token is read but its containers.
  */
-export function createExplainService({ applications, tokens, audit }: ExplainServiceDeps) {
+export function createExplainService({ applications, tokens, sessions, audit }: ExplainServiceDeps) {
+  /** Whose decision is explained, as a principal: the Application, or the session as its key would act now. */
+  async function holderOf(principal: Principal, input: ExplainInput): Promise<Principal> {
+    if (input.sessionId !== undefined) return sessions.principalOf(principal, input.sessionId);
+    if (input.applicationId === undefined)
+      throw new AppError("internal", "checkedSubject lets no body through without a holder");
+    const application = await applications.get(principal, input.applicationId);
+    return { tenantId: principal.tenantId, application };
+  }
+
   return {
     async explain(principal: Principal, input: ExplainInput): Promise<AccessExplanation> {
       const subject = checkedSubject(input);
-      const application = await applications.get(principal, input.applicationId);
+      const holder = await holderOf(principal, input);
+      const { application } = holder;
+      const grantee = granteeOf(holder);
       const containers =
         "tokenId" in subject ? await tokens.containersOf(principal, subject.tokenId) : subject.containers;
-      const result = explain(application, input.permission, containers);
+      const id = "tokenId" in subject ? { id: subject.tokenId } : {};
+      const result = explain(grantee, input.permission, { ...id, containers });
       const eachContainer = WRITES.has(input.permission)
         ? containers.map((container) => ({
             container,
-            decision: explain(application, input.permission, [container]).decision,
+            decision: explain(grantee, input.permission, { ...id, containers: [container] }).decision,
           }))
         : undefined;
       // A create needs a rule on every container it puts the token in (mayWriteInto); every other permission,
@@ -69,12 +87,20 @@ export function createExplainService({ applications, tokens, audit }: ExplainSer
             principal,
             "token.explain",
             { type: "token", id: subject.tokenId },
-            { details: { application_id: application.id, permission: input.permission, allowed } },
+            {
+              details: {
+                application_id: application.id,
+                ...(holder.session !== undefined && { explained_session_id: holder.session.id }),
+                permission: input.permission,
+                allowed,
+              },
+            },
           ),
         ]);
       }
       return {
         application,
+        ...(holder.session !== undefined && { sessionId: holder.session.id }),
         permission: input.permission,
         ...("tokenId" in subject && { tokenId: subject.tokenId }),
         containers,
@@ -90,10 +116,14 @@ export type ExplainService = ReturnType<typeof createExplainService>;
 
 function checkedSubject(input: ExplainInput): ExplainSubject {
   const errors: FieldErrors = {};
+  if ((input.applicationId === undefined) === (input.sessionId === undefined)) {
+    errors.application_id = ["give application_id or session_id, one of them"];
+  }
+  let subject: ExplainSubject | undefined;
   if (input.tokenId !== undefined && input.containers !== undefined) {
     errors.token_id = ["give token_id or containers, not both"];
   } else if (input.tokenId !== undefined) {
-    return { tokenId: input.tokenId };
+    subject = { tokenId: input.tokenId };
   } else if (input.containers === undefined) {
     errors.containers = ["give token_id or containers"];
   } else {
@@ -101,9 +131,8 @@ function checkedSubject(input: ExplainInput): ExplainSubject {
       const problem = containerProblem(container);
       if (problem !== undefined) errors[`containers[${i}]`] = [problem];
     });
-    if (Object.keys(errors).length === 0) {
-      return { containers: [...new Set(input.containers.map(normalizeContainer))] };
-    }
+    subject = { containers: [...new Set(input.containers.map(normalizeContainer))] };
   }
-  throw AppError.validation(errors);
+  if (subject === undefined || Object.keys(errors).length > 0) throw AppError.validation(errors);
+  return subject;
 }

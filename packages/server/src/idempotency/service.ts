@@ -68,7 +68,10 @@ export function createIdempotency(deps: { db: Executor; keys: TenantKeys; clock:
      * same key with another request, or while the first is still running, is a 409.
      */
     async claim(principal: Principal, key: string, hash: string): Promise<Claim> {
-      const scope = { tenantId: principal.tenantId, applicationId: principal.application.id, key };
+      // A session's keys are its own: it acts as its authorizing Application, but must never be handed an
+      // answer kept for that Application (or for another session), which may show more than the session may see.
+      const holder = principal.session?.id ?? principal.application.id;
+      const scope = { tenantId: principal.tenantId, applicationId: holder, key };
       for (let attempt = 0; attempt < 3; attempt++) {
         const createdAt = at();
         try {

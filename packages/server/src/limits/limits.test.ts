@@ -137,6 +137,75 @@ describe.skipIf(STORE_UNAVAILABLE)("rate limits over HTTP", () => {
     });
   });
 
+  describe("per public key and per session (docs/limits.md#browser-keys)", () => {
+    let server: TestServer;
+    beforeAll(async () => {
+      server = await startTestServer({
+        TESSERA_RATE_LIMIT_KEY_PER_SECOND: "1000",
+        TESSERA_RATE_LIMIT_PUBLIC_KEY_PER_SECOND: "1",
+        TESSERA_RATE_LIMIT_PUBLIC_KEY_BURST: "3",
+        TESSERA_RATE_LIMIT_SESSION_PER_SECOND: "1",
+        TESSERA_RATE_LIMIT_SESSION_BURST: "4",
+        TESSERA_RATE_LIMIT_DATA_TERMS_PER_MINUTE: "64",
+      });
+    });
+    afterAll(() => server?.close());
+
+    it("limits a public key and each session by their own buckets, not the authorizer's", async () => {
+      const pub = await server.request("POST", "/applications", {
+        body: { name: "page", type: "public", permissions: ["token:create"] },
+      });
+      expect(pub.status, pub.text).toBe(201);
+      const backend = await application(server, ["token:read"]);
+      const sessions: { session_key: string; nonce: string }[] = [];
+      const create = async () => {
+        const response = await server.request("POST", "/sessions", { key: pub.body.key });
+        if (response.status === 201) sessions.push(response.body);
+        return { ...response, status: response.status === 201 ? 200 : response.status };
+      };
+      const refused = await exhaust(3, create);
+      expectProblem(refused, 429, { code: "rate-limited" });
+      expect(refused.body.detail).toBe("Too many requests with this API key; retry after 1 s.");
+
+      const [first, second] = sessions;
+      for (const session of [first!, second!]) {
+        const authorized = await server.request("POST", "/sessions/authorize", {
+          key: backend.key,
+          body: { nonce: session.nonce, permissions: ["token:read"] },
+        });
+        expect(authorized.status, authorized.text).toBe(200);
+      }
+      expectProblem(
+        await exhaust(4, () => server.request("GET", "/tokens", { key: first!.session_key })),
+        429,
+        { code: "rate-limited" },
+      );
+      // Another session, and the authorizing Application itself, are untouched.
+      expect((await server.request("GET", "/tokens", { key: second!.session_key })).status).toBe(200);
+      expect((await server.request("GET", "/tokens", { key: backend.key })).status).toBe(200);
+    });
+
+    it("counts a session's data: search terms apart from its authorizer's", async () => {
+      const pub = await server.request("POST", "/applications", {
+        body: { name: "search page", type: "public", permissions: ["token:create"] },
+      });
+      const backend = await application(server, ["token:search"]);
+      const session = await server.request("POST", "/sessions", { key: pub.body.key });
+      expect(session.status, session.text).toBe(201);
+      const authorized = await server.request("POST", "/sessions/authorize", {
+        key: backend.key,
+        body: { nonce: session.body.nonce, permissions: ["token:search"] },
+      });
+      expect(authorized.status, authorized.text).toBe(200);
+      const query = Array.from({ length: 64 }, (_, i) => `data:${1000 + i}`).join(" OR ");
+      const search = (key: string) => server.request("POST", "/tokens/search", { key, body: { query } });
+      expect((await search(session.body.session_key)).status).toBe(200);
+      expectProblem(await search(session.body.session_key), 429, { code: "rate-limited" });
+      // The backend's own budget is whole.
+      expect((await search(backend.key)).status).toBe(200);
+    });
+  });
+
   describe("per source address, in a capped map", () => {
     let server: TestServer;
     beforeAll(async () => {

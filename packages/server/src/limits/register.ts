@@ -74,6 +74,8 @@ function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
   const perAddress = buckets(config.perAddress);
   const authFailures = buckets(config.authFailures);
   const perKey = buckets(config.perKey);
+  const perPublicKey = buckets(config.perPublicKey);
+  const perSession = buckets(config.perSession);
 
   if (perAddress !== undefined || authFailures !== undefined) {
     api.addHook("onRequest", async (request, reply) => {
@@ -96,11 +98,19 @@ function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
       }
     });
   }
-  if (perKey !== undefined) {
+  if (perKey !== undefined || perPublicKey !== undefined || perSession !== undefined) {
     api.addHook("preParsing", async (request, reply, payload) => {
-      // Keyed by Application, never by the key itself: a heap dump holds no credential.
-      const applicationId = request.principal?.application.id;
-      const taken = applicationId === undefined ? undefined : perKey.take(applicationId);
+      // Keyed by Application or session id, never by the key itself: a heap dump holds no credential. A key
+      // that lives in browsers has its own limit (docs/limits.md#browser-keys).
+      const principal = request.principal;
+      if (principal === null) return payload;
+      const [limit, id] =
+        principal.session !== undefined
+          ? [perSession, principal.session.id]
+          : principal.application.type === "public"
+            ? [perPublicKey, principal.application.id]
+            : [perKey, principal.application.id];
+      const taken = limit?.take(id);
       if (taken?.allowed === false)
         throw rateLimited(reply, taken.retryAfterMs, "requests with this API key");
       return payload;
@@ -119,9 +129,10 @@ function registerDataTermLimit(api: FastifyInstance, config: LimitsConfig): void
   const buckets = createTokenBuckets(config.dataTerms, config.maxEntries);
   api.addHook("preHandler", async (request, reply) => {
     const terms = request.routeOptions.config.dataTerms?.(request.body) ?? 0;
-    const applicationId = request.principal?.application.id;
-    if (terms === 0 || applicationId === undefined) return;
-    const taken = buckets.take(applicationId, terms);
+    // A session's guesses are counted apart from its authorizer's, so that one page cannot spend the backend's.
+    const holder = request.principal?.session?.id ?? request.principal?.application.id;
+    if (terms === 0 || holder === undefined) return;
+    const taken = buckets.take(holder, terms);
     if (!taken.allowed) throw rateLimited(reply, taken.retryAfterMs, "data: search terms with this API key");
   });
 }

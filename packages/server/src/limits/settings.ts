@@ -6,6 +6,10 @@ export interface LimitsConfig {
   readonly trustProxy: boolean | number | readonly string[];
   /** Requests per API key (per Application); undefined when off. */
   readonly perKey: Rate | undefined;
+  /** Requests per public Application's key, instead of `perKey`; undefined when off. */
+  readonly perPublicKey: Rate | undefined;
+  /** Requests per session key, instead of `perKey`; undefined when off. */
+  readonly perSession: Rate | undefined;
   /** Requests per source address (IPv6: per /64), authenticated or not; undefined when off. */
   readonly perAddress: Rate | undefined;
   /** Failed authentications per source address, beyond which the address is refused; undefined when off. */

@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type RawBuilder, type SqlBool } from "kysely";
 import { ROOT } from "../access/decide.js";
+import type { Condition } from "../access/rules.js";
 import type { Database } from "../storage/schema.js";
 import type { Predicate } from "./predicate.js";
 
@@ -10,6 +11,11 @@ export interface SearchScope {
   readonly now: string;
   /** Containers of the caller's rules that hold `token:search`; the root among them means every token. */
   readonly visiblePaths: readonly string[];
+  /**
+   * A session's condition rules (access/decide.ts reachOf), which a token must satisfy too; run.ts makes them
+   * part of the predicate, so the compiler sees only terms.
+   */
+  readonly conditions?: readonly (readonly Condition[])[];
   /** The blind index of a data value under the tenant's index key (crypto/blind-index.ts). */
   readonly blind: (value: string) => string;
 }
@@ -222,6 +228,7 @@ function availableOn(p: Predicate, source: Source): boolean {
       return availableOn(p.child, source);
     case "equals":
     case "during":
+    case "prefix":
       return p.column in source.columns;
     case "data":
     case "metadata":
@@ -275,6 +282,9 @@ class Compiler {
         )})`;
       case "not":
         return sql<SqlBool>`not (${this.compile(p.child, source)})`;
+      case "prefix":
+        // By its first characters rather than LIKE, where `%` and `_` in a value would be wildcards.
+        return sql<SqlBool>`substr(${column(p.column)}, 1, length(cast(${p.value} as text))) = ${p.value}`;
       case "equals":
         return NULLABLE.has(p.column)
           ? sql<SqlBool>`(${column(p.column)} is not null and ${column(p.column)} = ${p.value})`
@@ -362,6 +372,7 @@ export function searchKey(predicate: Predicate | undefined, scope: SearchScope):
       case "metadata":
       case "container":
       case "everything":
+      case "prefix":
         return p;
     }
   };
@@ -463,6 +474,7 @@ function parameterize(predicate: Predicate | undefined, scope: SearchScope, offs
       case "not":
         return { kind: "not", child: marked(p.child) };
       case "equals":
+      case "prefix":
         return { ...p, value: mark(p.value) };
       case "during":
         return {

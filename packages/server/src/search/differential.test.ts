@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STORE_UNAVAILABLE, startTestServer, type TestServer } from "../../test/harness.js";
+import type { Condition } from "../access/rules.js";
 
 /**
  * Differential test: random corpora and random queries, answered by the server (parser, compiler, SQL on the
@@ -264,6 +265,26 @@ function expected(q: Query | undefined, corpus: Stored[], appIds: Record<string,
     .map((t) => t.id);
 }
 
+/** A session's condition rules as spec §2.4 reads them: some rule with every one of its conditions holding. */
+function expectedForSession(
+  q: Query | undefined,
+  corpus: Stored[],
+  appIds: Record<string, string>,
+  alternatives: Condition[][],
+) {
+  const holds = (c: Condition, t: Stored) => {
+    if (c.attribute === "id") return c.operator === "equals" ? t.id === c.value : t.id.startsWith(c.value);
+    const value = c.value.toLowerCase();
+    return c.operator === "equals"
+      ? t.containers.includes(value)
+      : t.containers.some((x) => x.startsWith(value));
+  };
+  const reached = new Set(
+    corpus.filter((t) => alternatives.some((all) => all.every((c) => holds(c, t)))).map((t) => t.id),
+  );
+  return expected(q, corpus, appIds, ["/"]).filter((id) => reached.has(id));
+}
+
 // ---- the test ----
 
 /**
@@ -274,6 +295,24 @@ const SEARCHERS: Record<string, string[]> = {
   narrow: ["/a/"],
   covering: ["/a/", "/ab/", "/d/"],
   deep: ["/a/b/", "/ab/", "/d/"],
+};
+
+/**
+ * Session keys authorized by `searcher` (which searches every container) with condition rules: their reach is
+ * the conditions, as SQL (access/decide.ts reachOf through search/predicate.ts conditionsPredicate).
+ */
+const SESSION_SEARCHERS: Record<string, (ids: string[]) => Condition[][]> = {
+  "session by containers": () => [
+    [{ attribute: "container", operator: "starts_with", value: "/A/" }],
+    [{ attribute: "container", operator: "equals", value: "/ab/" }],
+  ],
+  "session by ids and containers": (ids) => [
+    [
+      { attribute: "id", operator: "starts_with", value: ids[0]!.slice(0, 15) },
+      { attribute: "container", operator: "starts_with", value: "/a/" },
+    ],
+    [{ attribute: "id", operator: "equals", value: ids.at(-1)! }],
+  ],
 };
 
 describe.skipIf(STORE_UNAVAILABLE)("search, differentially against a reference evaluator", () => {
@@ -350,7 +389,32 @@ describe.skipIf(STORE_UNAVAILABLE)("search, differentially against a reference e
       t.modifiedBy = by;
     }
     setClock(QUERY_TIME);
-    return { corpus, keys, appIds };
+    const page = await server.request("POST", "/applications", {
+      key: admin,
+      body: { name: "page", type: "public", permissions: ["token:create"] },
+    });
+    expect(page.status, page.text).toBe(201);
+    const sessions: Record<string, { key: string; rules: Condition[][] }> = {};
+    for (const [name, conditionsOf] of Object.entries(SESSION_SEARCHERS)) {
+      const created = await server.request("POST", "/sessions", { key: page.body.key });
+      expect(created.status, created.text).toBe(201);
+      const alternatives = conditionsOf(corpus.map((t) => t.id));
+      const authorized = await server.request("POST", "/sessions/authorize", {
+        key: keys.searcher!,
+        body: {
+          nonce: created.body.nonce,
+          rules: alternatives.map((conditions, i) => ({
+            priority: i + 1,
+            conditions,
+            transform: "reveal",
+            permissions: ["token:search"],
+          })),
+        },
+      });
+      expect(authorized.status, authorized.text).toBe(200);
+      sessions[name] = { key: created.body.session_key, rules: alternatives };
+    }
+    return { corpus, keys, appIds, sessions };
   }
 
   /** The whole answer in one page, then a middle page of two, whose total must still be the whole count. */
@@ -374,7 +438,7 @@ describe.skipIf(STORE_UNAVAILABLE)("search, differentially against a reference e
         fc.array(tokenArb, { minLength: 5, maxLength: 25 }),
         fc.integer(),
         async (model, seed) => {
-          const { corpus, keys, appIds } = await load(model);
+          const { corpus, keys, appIds, sessions } = await load(model);
           const ids = corpus.map((t) => t.id);
           const queries = fc.sample(queryArb(ids, appIds), { numRuns: 30, seed });
           expect(await answer(keys.searcher!, "")).toEqual(expected(undefined, corpus, appIds, ["/"]));
@@ -384,6 +448,11 @@ describe.skipIf(STORE_UNAVAILABLE)("search, differentially against a reference e
             for (const [name, rules] of Object.entries(SEARCHERS)) {
               expect(await answer(keys[name]!, text), `${name}: ${text}`).toEqual(
                 expected(q, corpus, appIds, rules),
+              );
+            }
+            for (const [name, session] of Object.entries(sessions)) {
+              expect(await answer(session.key, text), `${name}: ${text}`).toEqual(
+                expectedForSession(q, corpus, appIds, session.rules),
               );
             }
           }

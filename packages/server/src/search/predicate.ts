@@ -1,4 +1,10 @@
-import { containerProblem, DOT_SEGMENT_PROBLEM, normalizeContainer } from "../access/rules.js";
+import { ROOT } from "../access/decide.js";
+import {
+  containerProblem,
+  DOT_SEGMENT_PROBLEM,
+  normalizeContainer,
+  type Condition,
+} from "../access/rules.js";
 import { foldCase } from "../crypto/blind-index.js";
 import type { QueryNode, RangeNode, TermNode } from "./ast.js";
 import { boundInstant, dateProblem, pointInterval, type Interval } from "./dates.js";
@@ -19,7 +25,9 @@ export type Predicate =
   /** `subtree`: the path and everything below it (`"/pci/*"`); otherwise exactly that container. */
   | { readonly kind: "container"; readonly path: string; readonly subtree: boolean }
   /** `container:"/*"`: every token has a container under the root. */
-  | { readonly kind: "everything" };
+  | { readonly kind: "everything" }
+  /** The column's value begins with `value` (a session's `id starts_with` condition; no query term makes one). */
+  | { readonly kind: "prefix"; readonly column: "id"; readonly value: string };
 
 export type EqualsColumn = "id" | "type" | "fingerprint" | "created_by" | "modified_by";
 export type DateColumn = "created_at" | "modified_at";
@@ -171,4 +179,27 @@ export function filterPredicate(filter: TokenFilter, options: PredicateOptions):
     terms.push({ kind: "metadata", key, value: foldCase(value) });
   }
   return terms.length === 0 ? undefined : terms.length === 1 ? terms[0] : { kind: "and", children: terms };
+}
+
+/**
+ * A session's condition rules (access/decide.ts reachOf) as one predicate: at least one rule with every condition
+ * holding, with the meaning access/decide.ts conditionHolds gives them. ANDed to the query, it makes the search
+ * return exactly the tokens the session's rules reach.
+ */
+export function conditionsPredicate(alternatives: readonly (readonly Condition[])[]): Predicate {
+  return {
+    kind: "or",
+    children: alternatives.map((all) => ({ kind: "and", children: all.map(conditionPredicate) })),
+  };
+}
+
+function conditionPredicate(condition: Condition): Predicate {
+  if (condition.attribute === "id") {
+    return condition.operator === "equals"
+      ? { kind: "equals", column: "id", value: condition.value }
+      : { kind: "prefix", column: "id", value: condition.value };
+  }
+  const path = normalizeContainer(condition.value);
+  if (condition.operator === "equals") return { kind: "container", path, subtree: false };
+  return path === ROOT ? { kind: "everything" } : { kind: "container", path, subtree: true };
 }

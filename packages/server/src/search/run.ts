@@ -1,3 +1,4 @@
+import type { Condition } from "../access/rules.js";
 import { ROOT } from "../access/decide.js";
 import type { Executor, Reads } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
@@ -11,7 +12,7 @@ import {
   type SearchScope,
 } from "./compile.js";
 import { parseQuery } from "./parser.js";
-import { toPredicate, type Predicate, type PredicateOptions } from "./predicate.js";
+import { conditionsPredicate, toPredicate, type Predicate, type PredicateOptions } from "./predicate.js";
 import { queryShape } from "./shape.js";
 
 /** A row of a search page: the columns of PAGE_COLUMNS, in that order (tokens/store.ts reads it as a token). */
@@ -101,7 +102,9 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
     scope: SearchScope,
     page: { after: Keyset | undefined; limit: number },
   ): Promise<{ rows: PageRow[]; more: boolean; shape: string }> {
-    const { predicate, shape } = "query" in what ? parse(what.query) : { ...what, shape: "" };
+    const { predicate: asked, shape } = "query" in what ? parse(what.query) : { ...what, shape: "" };
+    if (scope.conditions?.length === 0) return { rows: [], more: false, shape };
+    const predicate = withConditions(asked, scope.conditions);
     const visible = await visibleScope(scope);
     const rows = await reads.readArrays<PageRow>(
       searches.after(predicate, visible, page.after, page.limit + 1),
@@ -114,7 +117,9 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
     scope: SearchScope,
     page: { offset: number; limit: number },
   ): Promise<{ rows: PageRow[]; total: number; shape: string }> {
-    const { predicate, shape } = parse(query);
+    const { predicate: asked, shape } = parse(query);
+    if (scope.conditions?.length === 0) return { rows: [], total: 0, shape };
+    const predicate = withConditions(asked, scope.conditions);
     const visible = await visibleScope(scope);
     const rows = await reads.readArrays<PageRow>(searches.page(predicate, visible, page.offset, page.limit));
     // A page that is not full ends the results, so it also tells how many there are.
@@ -132,3 +137,16 @@ export function createSearch(db: Executor, reads: Reads, types: PredicateOptions
 }
 
 export type Search = ReturnType<typeof createSearch>;
+
+/**
+ * A session's condition rules ANDed to the query, the query's terms side by side with them so that they can still
+ * drive the walk; without conditions (an Application's key), the query alone.
+ */
+function withConditions(
+  asked: Predicate | undefined,
+  conditions: readonly (readonly Condition[])[] | undefined,
+): Predicate | undefined {
+  if (conditions === undefined) return asked;
+  const terms = asked === undefined ? [] : asked.kind === "and" ? asked.children : [asked];
+  return { kind: "and", children: [...terms, conditionsPredicate(conditions)] };
+}

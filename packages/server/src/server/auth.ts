@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { holdsPermission, type Permission } from "../access/permissions.js";
-import type { Principal } from "../access/principal.js";
+import type { ApplicationType, Permission } from "../access/permissions.js";
+import { mayUse, type Principal } from "../access/principal.js";
 import type { ReadContext } from "../storage/database.js";
 import { AppError } from "./errors.js";
 
@@ -9,8 +9,13 @@ export const ANY_APPLICATION = "any-application";
 
 declare module "fastify" {
   interface FastifyContextConfig {
-    /** The permission the route requires (STYLE §7); every API route must declare one. */
+    /** The permission the route requires (STYLE §7); every API route must declare one, or `keyType`. */
     permission?: Permission | typeof ANY_APPLICATION;
+    /**
+     * Instead of a permission: the route takes the key of an Application of this type, whatever it holds, and
+     * no session key (POST /sessions for public keys, POST /sessions/authorize for private ones).
+     */
+    keyType?: ApplicationType;
   }
   interface FastifyRequest {
     principal: Principal | null;
@@ -61,14 +66,16 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
   api.decorateRequest("readContext", null);
 
   api.addHook("onRoute", (route) => {
-    if (route.config?.permission === undefined) {
+    if (route.config?.permission === undefined && route.config?.keyType === undefined) {
       throw new Error(`route ${String(route.method)} ${route.url} does not declare a permission`);
     }
   });
 
   api.addHook("onRequest", async (request) => {
-    const permission = request.routeOptions.config.permission;
-    if (permission === undefined) throw new AppError("internal", "route without a permission");
+    const { permission, keyType } = request.routeOptions.config;
+    if (permission === undefined && keyType === undefined) {
+      throw new AppError("internal", "route without a permission");
+    }
     const authenticated = await authenticator.authenticate(apiKeyOf(request));
     if (authenticated === undefined) {
       throw new AppError(
@@ -77,8 +84,16 @@ export function registerAuth(api: FastifyInstance, authenticator: Authenticator)
       );
     }
     const { principal, read } = authenticated;
-    if (permission !== ANY_APPLICATION && !holdsPermission(principal.application, permission)) {
-      throw AppError.forbidden(`The Application lacks the permission ${permission}.`);
+    if (permission !== undefined && permission !== ANY_APPLICATION && !mayUse(principal, permission)) {
+      throw AppError.forbidden(
+        `The ${principal.session ? "session" : "Application"} lacks the permission ${permission}.`,
+      );
+    }
+    if (
+      keyType !== undefined &&
+      (principal.session !== undefined || principal.application.type !== keyType)
+    ) {
+      throw AppError.forbidden(`This route takes the key of a ${keyType} Application.`);
     }
     request.principal = { ...principal, requestId: request.id };
     request.readContext = read;

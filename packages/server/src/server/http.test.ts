@@ -12,6 +12,8 @@ import type { ExplainService } from "../explain/service.js";
 import type { TokenService } from "../tokens/service.js";
 import type { WebhookSecrets } from "../webhooks/secrets.js";
 import { STORE_UNAVAILABLE, expectProblem, startTestServer, type TestServer } from "../../test/harness.js";
+import type { Authenticator } from "./auth.js";
+import type { SessionService } from "../sessions/service.js";
 import { buildApp } from "../app.js";
 
 describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () => {
@@ -153,6 +155,8 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
         "POST /webhooks/secret/rotate",
         "GET /logs",
         "POST /access/explain",
+        "POST /sessions",
+        "POST /sessions/authorize",
       ].sort(),
     );
     const create = openapi.paths["/applications"].post;
@@ -186,6 +190,7 @@ describe("an unexpected failure", () => {
       idempotency: {} as Idempotency,
       tenants: {} as TenantService,
       tokens: {} as TokenService,
+      sessions: { authenticator: (next: Authenticator) => next } as unknown as SessionService,
       explain: {} as ExplainService,
       readiness: { check: () => Promise.reject(new Error("down")) },
       bodyLimit: 1024,

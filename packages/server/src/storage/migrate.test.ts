@@ -87,6 +87,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0010-config-generation",
       "0011-webhook-destinations",
       "0012-key-custody",
+      "0013-sessions",
     ]);
   });
   afterAll(async () => {
@@ -202,6 +203,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0010-config-generation",
       "0011-webhook-destinations",
       "0012-key-custody",
+      "0013-sessions",
     ]);
   });
   afterAll(async () => {
@@ -277,6 +279,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
       "0010-config-generation",
       "0011-webhook-destinations",
       "0012-key-custody",
+      "0013-sessions",
     ]);
   });
   afterAll(async () => {
@@ -366,7 +369,11 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0011-webhook-destinations", () => 
         invocation("i4", "http://[::1]/d"),
       ])
       .execute();
-    expect(await migrateToLatest(store)).toEqual(["0011-webhook-destinations", "0012-key-custody"]);
+    expect(await migrateToLatest(store)).toEqual([
+      "0011-webhook-destinations",
+      "0012-key-custody",
+      "0013-sessions",
+    ]);
   });
   afterAll(async () => {
     await store?.close();

@@ -18,6 +18,22 @@ export interface Database {
   webhook_destinations: WebhookDestinationsTable;
   audit_log: AuditLogTable;
   idempotency_keys: IdempotencyKeysTable;
+  sessions: SessionsTable;
+}
+
+/** Sessions (migration 0012): keys and nonces as SHA-256 only; the grant as JSON once authorized. */
+export interface SessionsTable {
+  id: string;
+  tenant_id: string;
+  key_hash: string;
+  nonce_hash: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+  authorized_by: string | null;
+  authorized_at: string | null;
+  permissions: string | null;
+  rules: string | null;
 }
 
 export interface TokensTable {

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
-import { decide, mayWriteInto, widenedBy, type Decision } from "../access/decide.js";
+import { decide, mayWriteInto, widenedBy, type Decision, type TokenSubject } from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
-import type { Principal } from "../access/principal.js";
+import { granteeOf, type Principal } from "../access/principal.js";
 import { AppError } from "../server/errors.js";
 import type { Shaping } from "./draft.js";
 import { tokenTypeSpec } from "./token-types.js";
@@ -13,7 +13,7 @@ export function decideOrNotFound(
   permission: TokenPermission,
   token: TokenRecord,
 ): Decision {
-  const decision = decide(principal.application, permission, token.containers);
+  const decision = decide(granteeOf(principal), permission, token);
   // Outside every rule for the permission is the same as absent: the caller learns nothing (DESIGN §5.4).
   if (decision === undefined) throw AppError.notFound(`Token ${token.id}`);
   return decision;
@@ -22,9 +22,9 @@ export function decideOrNotFound(
 export function assertMayWrite(
   principal: Principal,
   permission: "token:create" | "token:update",
-  containers: readonly string[],
+  token: TokenSubject,
 ): void {
-  if (!mayWriteInto(principal.application, permission, containers)) {
+  if (!mayWriteInto(granteeOf(principal), permission, token)) {
     throw AppError.forbidden(
       `The Application holds no ${permission} rule for every container of this token.`,
     );
@@ -39,7 +39,7 @@ export function assertMayWrite(
  * so it knows the token exists: 403, not 404.
  */
 export function assertUpdateShowsNothing(principal: Principal, before: TokenRecord, after: Shaping): void {
-  const read = decide(principal.application, "token:read", before.containers);
+  const read = decide(granteeOf(principal), "token:read", before);
   if (read?.transform === "reveal") return;
   const spec = tokenTypeSpec(before.type);
   const changed = [
@@ -54,7 +54,7 @@ export function assertUpdateShowsNothing(principal: Principal, before: TokenReco
         "these expressions are evaluated over its data.",
     );
   }
-  const widened = widenedBy(principal.application, before.containers, after.containers);
+  const widened = widenedBy(granteeOf(principal), before, { id: before.id, containers: after.containers });
   if (widened.length > 0) {
     throw AppError.forbidden(
       `Moving this token to these containers would show the Application more of it through ${widened.join(", ")}; ` +

@@ -20,10 +20,11 @@ export function tokenEntry(
     action,
     { type: "token", id },
     {
+      // For a session, the authorizing Application's rule: the container rule that bounds where it reached.
       ...(decision !== undefined && {
         rule: {
-          container: decision.rule.container ?? "/",
-          priority: decision.rule.priority,
+          container: (decision.ceiling ?? decision).rule.container ?? "/",
+          priority: (decision.ceiling ?? decision).rule.priority,
           transform: decision.transform,
         },
       }),
@@ -38,7 +39,7 @@ export function shownTokens(views: readonly { record: TokenRecord; decision?: De
     id: record.id,
     ...(decision !== undefined && {
       transform: decision.transform,
-      container: decision.rule.container ?? "/",
+      container: (decision.ceiling ?? decision).rule.container ?? "/",
     }),
   }));
 }

@@ -1,5 +1,5 @@
 import { decide, type Decision } from "../access/decide.js";
-import type { Principal } from "../access/principal.js";
+import { granteeOf, type Principal } from "../access/principal.js";
 import { auditEntry } from "../audit/entry.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
@@ -187,7 +187,7 @@ export function createBulk(deps: {
       const views = new Map<string, TokenView & { shown: { value: unknown } }>();
       const used: { record: TokenRecord; decision: Decision }[] = [];
       for (const stored of found) {
-        const decision = decide(principal.application, permission, stored.record.containers);
+        const decision = decide(granteeOf(principal), permission, stored.record);
         if (decision === undefined) {
           const verb = permission === "token:read" ? "read" : "use";
           throw AppError.forbidden(`The Application may not ${verb} token ${stored.record.id}.`);

@@ -1,5 +1,5 @@
 import { decide } from "../access/decide.js";
-import type { Principal } from "../access/principal.js";
+import { granteeOf, type Principal } from "../access/principal.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
 import { uuidv7 } from "../crypto/uuid-v7.js";
@@ -50,9 +50,7 @@ export function createTokenCreation(deps: {
     },
 
     prepare(principal: Principal, input: CreateTokenInput, keys: WriteKeys): PreparedCreate {
-      return drafts.prepareCreate(input, keys, (containers) =>
-        assertMayWrite(principal, "token:create", containers),
-      );
+      return drafts.prepareCreate(input, keys, (token) => assertMayWrite(principal, "token:create", token));
     },
 
     /**
@@ -72,7 +70,7 @@ export function createTokenCreation(deps: {
     async commit(
       write: WriteContext,
       principal: Principal,
-      { draft, derived, id, deduplicate }: PreparedCreate,
+      { draft, derived, id, subject, deduplicate }: PreparedCreate,
       keys: WriteKeys,
     ): Promise<TokenView> {
       const { type, data } = draft;
@@ -86,7 +84,7 @@ export function createTokenCreation(deps: {
           now(),
         );
         if (existing !== undefined) {
-          const readable = decide(principal.application, "token:read", existing.record.containers);
+          const readable = decide(granteeOf(principal), "token:read", existing.record);
           await audit.within(write, [
             tokenEntry(principal, "token.create", existing.record.id, {
               decision: readable,
@@ -122,7 +120,8 @@ export function createTokenCreation(deps: {
           throw new AppError("conflict", `A token with id ${record.id} already exists.`);
         throw error;
       }
-      const decision = decide(principal.application, "token:create", record.containers);
+      // On what was checked before the write, not on a generated id: the answer shows what the check allowed.
+      const decision = decide(granteeOf(principal), "token:create", subject);
       await audit.within(write, [
         tokenEntry(principal, "token.create", record.id, {
           decision,

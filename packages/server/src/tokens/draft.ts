@@ -1,4 +1,5 @@
 import { normalizeContainer, containerProblem } from "../access/rules.js";
+import type { TokenSubject } from "../access/decide.js";
 import { blindIndex, fingerprintOf, foldCase } from "../crypto/blind-index.js";
 import { nestsDeeperThan } from "../json/depth.js";
 import { isPlainObject, mergePatch } from "../json/merge-patch.js";
@@ -78,6 +79,12 @@ export interface PreparedCreate {
   readonly draft: TokenDraft;
   readonly derived: Derived;
   readonly id: string | undefined;
+  /**
+   * What the create is decided on (a session's `id` conditions): the id the caller wrote, when it wrote one that
+   * is not an alias. A generated id or an alias is not known when access is checked, so it is never decided on,
+   * neither then nor for the answer's transform.
+   */
+  readonly subject: TokenSubject;
   readonly deduplicate: boolean;
 }
 
@@ -313,7 +320,7 @@ export function createDrafts({ expressions, now }: { expressions: ExpressionEngi
     prepareCreate(
       input: CreateTokenInput,
       keys: WriteKeys,
-      mayWrite: (containers: readonly string[]) => void,
+      mayWrite: (token: TokenSubject) => void,
     ): PreparedCreate {
       const errors: FieldErrors = {};
       const type = input.type ?? "token";
@@ -333,9 +340,20 @@ export function createDrafts({ expressions, now }: { expressions: ExpressionEngi
         indexes: input.searchIndexes !== undefined,
         mask: input.mask !== undefined,
       });
-      mayWrite(draft.containers);
+      const chosen = input.id !== undefined && !input.id.includes("{{") ? input.id : undefined;
+      const subject: TokenSubject = {
+        ...(chosen !== undefined && { id: chosen }),
+        containers: draft.containers,
+      };
+      mayWrite(subject);
       const id = resolveId(input.id, type, data);
-      return { draft, derived: derive(draft, keys), id, deduplicate: input.deduplicateToken === true };
+      return {
+        draft,
+        derived: derive(draft, keys),
+        id,
+        subject,
+        deduplicate: input.deduplicateToken === true,
+      };
     },
 
     /** The fields of `patch` that decide what the data shows as, over the token as it is. */

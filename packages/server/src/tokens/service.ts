@@ -1,6 +1,6 @@
-import { decide, decideAmong, effectiveRules, ruleContainers } from "../access/decide.js";
+import { decide, decider, reachOf } from "../access/decide.js";
 import type { TokenPermission } from "../access/permissions.js";
-import type { Principal } from "../access/principal.js";
+import { granteeOf, type Principal } from "../access/principal.js";
 import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
 import { blindIndex, foldCase } from "../crypto/blind-index.js";
@@ -95,7 +95,15 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
   ): Promise<CursorPage<TokenView>> {
     const indexKey = (await keys.current(principal.tenantId, "index")).key;
     const cursors = createCursors(indexKey);
-    const binding = { tenantId: principal.tenantId, applicationId: principal.application.id, walk };
+    // A session's cursors are its own: bound to the session as well as to the Application it acts as.
+    const binding = {
+      tenantId: principal.tenantId,
+      applicationId:
+        principal.session === undefined
+          ? principal.application.id
+          : `${principal.application.id}/${principal.session.id}`,
+      walk,
+    };
     let after: Keyset | undefined;
     if (page.start !== undefined) {
       try {
@@ -105,10 +113,13 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         throw AppError.validation({ start: [error.message] });
       }
     }
+    const grantee = granteeOf(principal);
+    const visible = reachOf(grantee, permission);
     const scope = {
       tenantId: principal.tenantId,
       now: now(),
-      visiblePaths: ruleContainers(principal.application, permission),
+      visiblePaths: visible.paths,
+      ...(visible.conditions !== undefined && { conditions: visible.conditions }),
       blind: (value: string) => blindIndex(indexKey, value),
     };
     const { rows, more, shape } = await search
@@ -117,10 +128,10 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         if (!(error instanceof QueryError)) throw error;
         throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
       });
-    const rules = effectiveRules(principal.application);
+    const decideFor = decider(grantee);
     const decided = rows.map((row) => {
       const stored = fromPageRow(principal.tenantId, row);
-      const decision = decideAmong(rules, permission, stored.record.containers);
+      const decision = decideFor(permission, stored.record);
       // The statement already holds the caller's rules; a row it returns must have a deciding rule.
       if (decision === undefined)
         throw new Error(`search returned token ${stored.record.id} it may not show`);
@@ -185,7 +196,9 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
       // expression's errors, too, would tell about it.
       assertUpdateShowsNothing(principal, before, shaping);
       const draft = drafts.patched(await views.open(stored), patch, shaping);
-      if (patch.containers !== undefined) assertMayWrite(principal, "token:update", draft.containers);
+      if (patch.containers !== undefined) {
+        assertMayWrite(principal, "token:update", { id: before.id, containers: draft.containers });
+      }
       const derived = drafts.derive(draft, writeKeys);
 
       const record: TokenRecord = {
@@ -195,7 +208,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         modifiedAt: now(),
       };
       const sealed = sealData(writeKeys.data, record.tenantId, record.id, draft.data);
-      const decision = decide(principal.application, "token:update", record.containers);
+      const decision = decide(granteeOf(principal), "token:update", record);
       const replaced = await store.write(async (write) => {
         if (!(await tokens.replace(write, record, sealed, derived.rows, stored.sealed))) return false;
         const details = { fields: Object.keys(patch).sort() };
@@ -206,7 +219,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         throw new AppError("conflict", `Token ${id} was changed or deleted while this update ran; retry it.`);
       }
       // Never through the update rule: the answer shows what a read would, and nothing without token:read.
-      const readable = decide(principal.application, "token:read", record.containers);
+      const readable = decide(granteeOf(principal), "token:read", record);
       return readable === undefined ? { record } : views.view(readable, record, draft.data);
     },
 
@@ -229,7 +242,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         ids: filter.ids,
         ...(filter.type !== undefined && { type: filter.type }),
         metadata: filter.metadata.map(([k, v]) => [k, foldCase(v)] as const),
-        readablePaths: ruleContainers(principal.application, "token:read"),
+        readable: reachOf(granteeOf(principal), "token:read"),
         now: now(),
         offset: offsetOf(page),
         limit: page.size,
@@ -248,10 +261,13 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     /** Search (spec §4.1): one statement for the page and one for the total, both holding the caller's rules. */
     async search(principal: Principal, query: string, page: PageRequest): Promise<Page<TokenView>> {
       const indexKey = (await keys.current(principal.tenantId, "index")).key;
+      const grantee = granteeOf(principal);
+      const visible = reachOf(grantee, "token:search");
       const scope = {
         tenantId: principal.tenantId,
         now: now(),
-        visiblePaths: ruleContainers(principal.application, "token:search"),
+        visiblePaths: visible.paths,
+        ...(visible.conditions !== undefined && { conditions: visible.conditions }),
         blind: (value: string) => blindIndex(indexKey, value),
       };
       const { rows, total, shape } = await search
@@ -264,10 +280,10 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
           // Every problem with a query is a 400 naming its place (DESIGN §7).
           throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
         });
-      const rules = effectiveRules(principal.application);
+      const decideFor = decider(grantee);
       const decided = rows.map((row) => {
         const stored = fromPageRow(principal.tenantId, row);
-        const decision = decideAmong(rules, "token:search", stored.record.containers);
+        const decision = decideFor("token:search", stored.record);
         // The statement already holds the caller's rules; a row it returns must have a deciding rule.
         if (decision === undefined)
           throw new Error(`search returned token ${stored.record.id} it may not show`);

@@ -1,6 +1,15 @@
 import { createHash } from "node:crypto";
-import { CompiledQuery, PostgresAdapter, sql, type Selectable } from "kysely";
-import { containerPaths, ROOT } from "../access/decide.js";
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  sql,
+  type Expression,
+  type ExpressionBuilder,
+  type Selectable,
+  type SqlBool,
+} from "kysely";
+import { containerPaths, ROOT, type Reach } from "../access/decide.js";
+import { normalizeContainer, type Condition } from "../access/rules.js";
 import type { PageRow } from "../search/run.js";
 import {
   readsThrough,
@@ -9,7 +18,7 @@ import {
   type RunWrite,
   type WriteContext,
 } from "../storage/database.js";
-import type { TokensTable } from "../storage/schema.js";
+import type { Database, TokensTable } from "../storage/schema.js";
 import { versionedCache } from "../storage/versioned-cache.js";
 import type { TokenType } from "./token-types.js";
 import type { MaskExpression, SealedData, TokenIndexRows, TokenRecord } from "./types.js";
@@ -115,8 +124,8 @@ export interface TokenListFilter {
   readonly type?: string;
   /** Exact, case-folded metadata matches, all of which must hold. */
   readonly metadata: readonly (readonly [key: string, folded: string])[];
-  /** The containers of the caller's rules for reading; a token is listed when it lies under one of them. */
-  readonly readablePaths: readonly string[];
+  /** What the caller's rules for reading reach (access/decide.ts reachOf); only those tokens are listed. */
+  readonly readable: Reach;
   readonly now: string;
   readonly offset: number;
   readonly limit: number;
@@ -354,7 +363,8 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
     },
 
     async list(tenantId: string, filter: TokenListFilter): Promise<{ items: StoredToken[]; total: number }> {
-      if (filter.readablePaths.length === 0) return { items: [], total: 0 };
+      const { paths, conditions } = filter.readable;
+      if (paths.length === 0 || conditions?.length === 0) return { items: [], total: 0 };
       let query = db
         .selectFrom("tokens as t")
         .where("t.tenant_id", "=", tenantId)
@@ -372,7 +382,7 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
         );
       }
       // Visibility is part of the query, not a filter afterwards, so pages are full and totals are right.
-      if (!filter.readablePaths.includes(ROOT)) {
+      if (!paths.includes(ROOT)) {
         query = query.where((eb) =>
           eb.exists(
             eb
@@ -380,8 +390,14 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
               .select(sql.lit(1).as("one"))
               .where("c.tenant_id", "=", tenantId)
               .whereRef("c.token_id", "=", "t.id")
-              .where("c.path", "in", filter.readablePaths),
+              .where("c.path", "in", paths),
           ),
+        );
+      }
+      // A session's condition rules: at least one of them with every condition holding (access/decide.ts).
+      if (conditions !== undefined) {
+        query = query.where((eb) =>
+          eb.or(conditions.map((all) => eb.and(all.map((c) => conditionHolds(eb, tenantId, c))))),
         );
       }
       const { rows, total } = await pageAndCount(
@@ -439,3 +455,31 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
 }
 
 export type TokenStore = ReturnType<typeof tokenStore>;
+
+/**
+ * A session rule's condition as SQL over `tokens as t`, meaning exactly what access/decide.ts conditionHolds
+ * does: `id` compared with the id (a prefix by its first characters, so no LIKE wildcard can sneak in), a
+ * `container` through the index rows every path a token lies under has (`exact` for the container itself).
+ */
+function conditionHolds(
+  eb: ExpressionBuilder<Database & { t: Database["tokens"] }, "t">,
+  tenantId: string,
+  condition: Condition,
+): Expression<SqlBool> {
+  if (condition.attribute === "id") {
+    if (condition.operator === "equals") return eb("t.id", "=", condition.value);
+    const value = condition.value;
+    return sql<SqlBool>`substr(t.id, 1, length(cast(${value} as text))) = ${value}`;
+  }
+  const path = normalizeContainer(condition.value);
+  if (path === ROOT && condition.operator === "starts_with") return sql<SqlBool>`1 = 1`;
+  return eb.exists(
+    eb
+      .selectFrom("token_container_index as c")
+      .select(sql.lit(1).as("one"))
+      .where("c.tenant_id", "=", tenantId)
+      .whereRef("c.token_id", "=", "t.id")
+      .where("c.path", "=", path)
+      .$if(condition.operator === "equals", (q) => q.where("c.exact", "=", 1)),
+  );
+}

@@ -95,12 +95,15 @@ export function createInvocationService(deps: InvocationServiceDeps) {
     /**
      * GET /reactors/{id}/invocations/{invocation_id}. Only the Application that asked may read an invocation:
      * its outcome derives from data detokenized under that Application's rules, which another Application of
-     * the tenant may not be allowed to see. To anyone else it is missing.
+     * the tenant may not be allowed to see. To anyone else it is missing. A session key reads none: it acts as its
+     * authorizing Application, whose invocations would show it more than its grant (docs/sessions.md); the outcome
+     * of one it started goes to its callback URL.
      */
     async get(principal: Principal, reactorId: string, invocationId: string): Promise<InvocationView> {
       const found = await deps.store.findById(principal.tenantId, invocationId);
       if (
         found === undefined ||
+        principal.session !== undefined ||
         found.record.reactorId !== reactorId ||
         found.record.requestedBy !== principal.application.id
       ) {
