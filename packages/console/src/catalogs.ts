@@ -27,7 +27,11 @@ export const AUDIT_ACTIONS: readonly AuditAction[] = [
   "application.delete",
   "tenant.create",
   "tenant.rotate_data_key",
+  "tenant.rotate_master_key",
+  "tenant.shred",
   "webhook.rotate_secret",
+  "session.create",
+  "session.authorize",
 ];
 
 /** The types a token may have (server/src/tokens/token-types.ts). */
