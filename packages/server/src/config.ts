@@ -1,16 +1,9 @@
-import { isIPv4 } from "node:net";
 import os from "node:os";
-import { readFileSync } from "node:fs";
 import path from "node:path";
-import { parseEnv } from "node:util";
-import { PROVIDER_NAMES, type ProviderName } from "./keys/providers/provider.js";
-import {
-  decodeMasterKey,
-  type CommandSettings,
-  type MasterKeyConfig,
-  type MasterKeySource,
-  type Pkcs11Settings,
-} from "./keys/providers/settings.js";
+import { parseCors, parseElements, parseSessions, type ElementsConfig } from "./config-browser.js";
+import { loadMasterKeyFile, parseMasterKey, parseMasterKeyFile } from "./config-master-key.js";
+import { isLoopback, nonEmpty, parseBoolean, parseInteger, type Env } from "./config-values.js";
+import type { MasterKeyConfig } from "./keys/providers/settings.js";
 import { isAddressOrRange } from "./net/address.js";
 import type { ConcurrencyLimit, LimitsConfig } from "./limits/settings.js";
 import type { Rate } from "./limits/token-bucket.js";
@@ -22,7 +15,8 @@ import { ConfigError } from "./shared/config-error.js";
 import type { DatabaseConfig } from "./storage/settings.js";
 import { MAX_TERMS } from "./search/parser.js";
 
-export { ConfigError };
+export { ConfigError, loadMasterKeyFile };
+export type { ElementsConfig };
 
 export interface Config {
   readonly production: boolean;
@@ -56,17 +50,6 @@ export interface Config {
 
 export interface ConsoleConfig {
   readonly enabled: boolean;
-}
-
-/** Tessera Elements, the hosted fields (docs/elements.md#configuration). */
-export interface ElementsConfig {
-  /**
-   * Origins whose pages may embed the field frames (CSP frame-ancestors), exact `scheme://host[:port]`. Empty:
-   * no page may, and Elements is off for merchants.
-   */
-  readonly origins: readonly string[];
-  /** Serves the demo checkout at /elements/demo (which also lets the vault's own origin embed the frames). */
-  readonly demo: boolean;
 }
 
 /** GET /metrics (docs/observability.md#exposure). */
@@ -108,8 +91,6 @@ export const MIN_BOOTSTRAP_KEY_LENGTH = 32;
 export const MIN_METRICS_TOKEN_LENGTH = 32;
 /** Sent in a header, so visible ASCII only; long enough not to be guessed. */
 const METRICS_TOKEN = new RegExp(`^[\\x21-\\x7e]{${MIN_METRICS_TOKEN_LENGTH},1024}$`);
-
-type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * Parses the environment once into a frozen config. Every problem is collected so that an operator fixes them
@@ -304,117 +285,6 @@ export function loadConfig(env: Env = process.env, cwd = process.cwd()): Config 
   });
 }
 
-const MAX_ELEMENTS_ORIGINS = 100;
-
-/**
- * TESSERA_ELEMENTS_ORIGINS is its own setting rather than the CORS origins: embedding the fields and calling the
- * API from a page's script are different grants, and a merchant that uses only the fields keeps its pages out of
- * CORS altogether (docs/elements.md#configuration).
- */
-function parseElements(env: Env, production: boolean, problems: string[]): ElementsConfig {
-  const origins: string[] = [];
-  for (const entry of (nonEmpty(env.TESSERA_ELEMENTS_ORIGINS) ?? "").split(",")) {
-    const text = entry.trim();
-    if (text === "") continue;
-    const origin = parseOrigin(text);
-    if (origin === undefined) {
-      problems.push(
-        `TESSERA_ELEMENTS_ORIGINS: ${JSON.stringify(text)} is not an origin: give scheme://host[:port] of a page, ` +
-          "like https://shop.example.com, without a path, a trailing slash or a wildcard",
-      );
-    } else if (
-      production &&
-      origin.startsWith("http:") &&
-      !isLoopback(new URL(origin).hostname.replace(/^\[|\]$/g, ""))
-    ) {
-      problems.push(
-        `TESSERA_ELEMENTS_ORIGINS: ${origin} is plain http; in production a checkout page must be https ` +
-          "(anyone on the network could replace the page around the fields)",
-      );
-    } else if (!origins.includes(origin)) {
-      origins.push(origin);
-    }
-  }
-  if (origins.length > MAX_ELEMENTS_ORIGINS) {
-    problems.push(`TESSERA_ELEMENTS_ORIGINS: at most ${MAX_ELEMENTS_ORIGINS} origins`);
-  }
-  const demo =
-    nonEmpty(env.TESSERA_ELEMENTS_DEMO) === undefined
-      ? !production
-      : parseBoolean(env.TESSERA_ELEMENTS_DEMO, "TESSERA_ELEMENTS_DEMO", problems);
-  return { origins: Object.freeze(origins), demo };
-}
-
-/** BT's default lifetime is 3 minutes: long enough to hand the nonce to a backend, short enough to leak little. */
-const SESSION_TTL_S = 180;
-
-function parseSessions(env: Env, problems: string[]): SessionSettings {
-  const ttl = parseInteger(
-    env.TESSERA_SESSION_TTL_SECONDS,
-    SESSION_TTL_S,
-    10,
-    86_400,
-    "TESSERA_SESSION_TTL_SECONDS",
-    problems,
-  );
-  const max = parseInteger(
-    env.TESSERA_SESSION_MAX_TTL_SECONDS,
-    3_600,
-    10,
-    86_400,
-    "TESSERA_SESSION_MAX_TTL_SECONDS",
-    problems,
-  );
-  if (max < ttl)
-    problems.push("TESSERA_SESSION_MAX_TTL_SECONDS must be at least TESSERA_SESSION_TTL_SECONDS");
-  return { ttlMs: ttl * 1000, maxTtlMs: max * 1000 };
-}
-
-const MAX_CORS_ORIGINS = 100;
-
-/**
- * Exact origins only: a wildcard would let any page on the internet drive the public and session routes with a
- * key it got hold of, and browsers refuse `*` with credentials anyway.
- */
-function parseCors(env: Env, problems: string[]): CorsSettings {
-  const origins: string[] = [];
-  for (const entry of (nonEmpty(env.TESSERA_CORS_ORIGINS) ?? "").split(",")) {
-    const text = entry.trim();
-    if (text.length === 0) continue;
-    const origin = parseOrigin(text);
-    if (origin === undefined) {
-      problems.push(
-        `TESSERA_CORS_ORIGINS: ${JSON.stringify(text)} is not an origin: give scheme://host[:port] of a page, ` +
-          "without path or wildcard",
-      );
-    } else if (!origins.includes(origin)) {
-      origins.push(origin);
-    }
-  }
-  if (origins.length > MAX_CORS_ORIGINS)
-    problems.push(`TESSERA_CORS_ORIGINS: at most ${MAX_CORS_ORIGINS} origins`);
-  const maxAgeSeconds = parseInteger(
-    env.TESSERA_CORS_MAX_AGE_SECONDS,
-    600,
-    0,
-    86_400,
-    "TESSERA_CORS_MAX_AGE_SECONDS",
-    problems,
-  );
-  return { origins: Object.freeze(origins), maxAgeSeconds };
-}
-
-/** `scheme://host[:port]` as a browser writes an origin (lower-case, default port left out), else undefined. */
-function parseOrigin(text: string): string | undefined {
-  if (!/^https?:\/\/[^/?#@*\s]+$/i.test(text)) return undefined;
-  try {
-    const url = new URL(text);
-    return url.origin === "null" ? undefined : url.origin;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Metrics show traffic shape (request rates per route, reactor use), so where the API is reachable from other
  * machines they are served only when the operator says so: with a token, or with TESSERA_METRICS=true.
@@ -431,11 +301,6 @@ function parseMetrics(env: Env, host: string, problems: string[]): MetricsConfig
       ? token !== undefined || isLoopback(host)
       : parseBoolean(env.TESSERA_METRICS, "TESSERA_METRICS", problems);
   return { enabled, token };
-}
-
-function isLoopback(host: string): boolean {
-  const name = host.trim().toLowerCase();
-  return name === "localhost" || name === "::1" || (isIPv4(name) && name.startsWith("127."));
 }
 
 function parseLimits(env: Env, problems: string[]): LimitsConfig {
@@ -518,274 +383,6 @@ function parseReactorCgroup(raw: string | undefined, problems: string[]): Reacto
   return "auto";
 }
 
-const PKCS11_VARIABLES = [
-  "TESSERA_PKCS11_MODULE",
-  "TESSERA_PKCS11_TOKEN_LABEL",
-  "TESSERA_PKCS11_SLOT",
-  "TESSERA_PKCS11_PIN_FILE",
-  "TESSERA_PKCS11_KEY_LABEL",
-  "TESSERA_PKCS11_GCM_IV",
-] as const;
-const COMMAND_VARIABLES = [
-  "TESSERA_KMS_KEY_ID",
-  "TESSERA_KMS_WRAP_COMMAND",
-  "TESSERA_KMS_UNWRAP_COMMAND",
-  "TESSERA_KMS_ENCODING",
-  "TESSERA_KMS_TIMEOUT_MS",
-  "TESSERA_KMS_ENV",
-] as const;
-
-/** The variables a master key file may hold: a provider and its settings, nothing else. */
-const MASTER_KEY_VARIABLES = new Set([
-  "TESSERA_MASTER_KEY_PROVIDER",
-  "TESSERA_MASTER_KEY",
-  "TESSERA_MASTER_KEY_FILE",
-  ...PKCS11_VARIABLES,
-  ...COMMAND_VARIABLES,
-]);
-
-/**
- * A master key's configuration in a file of `NAME=value` lines (the .env format, parsed by Node's util.parseEnv):
- * the previous key during a rotation (TESSERA_MASTER_KEY_PREVIOUS_FILE) and the target of `tessera keys
- * rotate-master --to`. A raw key must be given (TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE): no development key
- * file is made for it. Relative paths are resolved against `cwd`.
- */
-export function loadMasterKeyFile(file: string, cwd = process.cwd()): MasterKeyConfig {
-  const problems: string[] = [];
-  const parsed = parseMasterKeyFile(path.resolve(cwd, file), file, cwd, problems);
-  if (parsed === undefined || problems.length > 0) throw new ConfigError(problems);
-  return parsed;
-}
-
-function parseMasterKeyFile(
-  file: string,
-  name: string,
-  cwd: string,
-  problems: string[],
-): MasterKeyConfig | undefined {
-  let env: Env;
-  try {
-    env = parseEnv(readFileSync(file, "utf8"));
-  } catch (error) {
-    problems.push(`${name}: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? "unreadable"})`);
-    return undefined;
-  }
-  const own: string[] = [];
-  const unknown = Object.keys(env).filter((variable) => !MASTER_KEY_VARIABLES.has(variable));
-  if (unknown.length > 0) {
-    own.push(`may hold only a master key provider and its settings, not ${unknown.join(", ")}`);
-  }
-  const provider = nonEmpty(env.TESSERA_MASTER_KEY_PROVIDER)?.trim().toLowerCase() ?? "raw";
-  if (
-    provider === "raw" &&
-    nonEmpty(env.TESSERA_MASTER_KEY) === undefined &&
-    nonEmpty(env.TESSERA_MASTER_KEY_FILE) === undefined
-  ) {
-    own.push("a raw master key needs TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE");
-    problems.push(...own.map((problem) => `${name} (${file}): ${problem}`));
-    return undefined;
-  }
-  const parsed = parseMasterKey(env, true, undefined, cwd, cwd, own);
-  problems.push(...own.map((problem) => `${name} (${file}): ${problem}`));
-  return own.length > 0 ? undefined : parsed;
-}
-
-/**
- * TESSERA_MASTER_KEY_PROVIDER and its provider's settings. Every variable is read whatever the provider, so that a
- * setting meant for another provider is reported instead of silently ignored.
- */
-function parseMasterKey(
-  env: Env,
-  production: boolean,
-  database: DatabaseConfig | undefined,
-  dataDir: string,
-  cwd: string,
-  problems: string[],
-): MasterKeyConfig | undefined {
-  const name = (nonEmpty(env.TESSERA_MASTER_KEY_PROVIDER)?.trim().toLowerCase() ?? "raw") as ProviderName;
-  if (!PROVIDER_NAMES.includes(name)) {
-    problems.push(`TESSERA_MASTER_KEY_PROVIDER must be one of ${PROVIDER_NAMES.join(", ")}`);
-    return undefined;
-  }
-  const foreign = (variables: readonly string[], provider: ProviderName) => {
-    if (name === provider) return;
-    for (const variable of variables) {
-      if (nonEmpty(env[variable]) !== undefined) {
-        problems.push(`${variable} is set, but TESSERA_MASTER_KEY_PROVIDER is ${name}, not ${provider}`);
-      }
-    }
-  };
-  foreign(["TESSERA_MASTER_KEY", "TESSERA_MASTER_KEY_FILE"], "raw");
-  foreign(PKCS11_VARIABLES, "pkcs11");
-  foreign(COMMAND_VARIABLES, "command");
-  const pkcs11 = parsePkcs11(env, cwd, name === "pkcs11" ? problems : []);
-  const command = parseCommand(env, name === "command" ? problems : []);
-  switch (name) {
-    case "raw": {
-      const source = parseRawMasterKey(env, production, database, dataDir, cwd, problems);
-      return source && { provider: "raw", source };
-    }
-    case "pkcs11":
-      return pkcs11 && { provider: "pkcs11", pkcs11 };
-    case "command":
-      return command && { provider: "command", command };
-  }
-}
-
-function parsePkcs11(env: Env, cwd: string, problems: string[]): Pkcs11Settings | undefined {
-  const module = nonEmpty(env.TESSERA_PKCS11_MODULE);
-  const label = nonEmpty(env.TESSERA_PKCS11_TOKEN_LABEL);
-  const slotText = nonEmpty(env.TESSERA_PKCS11_SLOT)?.trim();
-  const pinFile = nonEmpty(env.TESSERA_PKCS11_PIN_FILE);
-  const keyLabel = nonEmpty(env.TESSERA_PKCS11_KEY_LABEL);
-  const before = problems.length;
-  if (module === undefined)
-    problems.push("TESSERA_PKCS11_MODULE: the path of the PKCS#11 library is required");
-  if ((label === undefined) === (slotText === undefined)) {
-    problems.push("set one of TESSERA_PKCS11_TOKEN_LABEL and TESSERA_PKCS11_SLOT to choose the token");
-  }
-  const slot = slotText === undefined ? undefined : parseSlot(slotText);
-  if (slotText !== undefined && slot === undefined) {
-    problems.push("TESSERA_PKCS11_SLOT must be a slot id: decimal, or hexadecimal with 0x");
-  }
-  if (pinFile === undefined) {
-    problems.push(
-      "TESSERA_PKCS11_PIN_FILE: a file holding the token's user PIN is required (never the PIN itself)",
-    );
-  }
-  if (keyLabel === undefined) problems.push("TESSERA_PKCS11_KEY_LABEL: the label of the AES key is required");
-  const gcmIv = (nonEmpty(env.TESSERA_PKCS11_GCM_IV)?.trim().toLowerCase() ?? "random") as "random" | "token";
-  if (gcmIv !== "random" && gcmIv !== "token") problems.push("TESSERA_PKCS11_GCM_IV must be random or token");
-  if (problems.length > before || module === undefined || pinFile === undefined || keyLabel === undefined) {
-    return undefined;
-  }
-  return Object.freeze({
-    module: path.resolve(cwd, module),
-    token: Object.freeze(slot === undefined ? { label: label! } : { slot }),
-    pinFile: path.resolve(cwd, pinFile),
-    keyLabel,
-    gcmIv,
-  });
-}
-
-function parseSlot(text: string): bigint | undefined {
-  if (!/^(?:\d{1,20}|0x[0-9a-fA-F]{1,16})$/.test(text)) return undefined;
-  const slot = BigInt(text);
-  return slot < 2n ** 64n ? slot : undefined;
-}
-
-function parseCommand(env: Env, problems: string[]): CommandSettings | undefined {
-  const before = problems.length;
-  const keyId = nonEmpty(env.TESSERA_KMS_KEY_ID)?.trim();
-  if (keyId === undefined) {
-    problems.push("TESSERA_KMS_KEY_ID: the KMS key's name (an ARN, a resource name) is required");
-  } else if (!/^[\x21-\x7e]{1,512}$/.test(keyId)) {
-    problems.push("TESSERA_KMS_KEY_ID must be 1 to 512 printable ASCII characters without spaces");
-  }
-  const wrap = parseArgv(env.TESSERA_KMS_WRAP_COMMAND, "TESSERA_KMS_WRAP_COMMAND", problems);
-  const unwrap = parseArgv(env.TESSERA_KMS_UNWRAP_COMMAND, "TESSERA_KMS_UNWRAP_COMMAND", problems);
-  const encoding = (nonEmpty(env.TESSERA_KMS_ENCODING)?.trim().toLowerCase() ?? "base64") as
-    "base64" | "binary";
-  if (encoding !== "base64" && encoding !== "binary") {
-    problems.push("TESSERA_KMS_ENCODING must be base64 or binary");
-  }
-  const timeoutMs = parseInteger(
-    env.TESSERA_KMS_TIMEOUT_MS,
-    10_000,
-    100,
-    120_000,
-    "TESSERA_KMS_TIMEOUT_MS",
-    problems,
-  );
-  const names = (nonEmpty(env.TESSERA_KMS_ENV) ?? "")
-    .split(",")
-    .map((each) => each.trim())
-    .filter((each) => each !== "");
-  const invalid = names.filter((each) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(each));
-  if (invalid.length > 0) {
-    problems.push(`TESSERA_KMS_ENV must list variable names, comma-separated (not: ${invalid.join(", ")})`);
-  }
-  if (problems.length > before || keyId === undefined || wrap === undefined || unwrap === undefined) {
-    return undefined;
-  }
-  return Object.freeze({
-    keyId,
-    wrap,
-    unwrap,
-    encoding,
-    timeoutMs,
-    env: Object.freeze([...new Set(names)]),
-  });
-}
-
-/**
- * A command as a JSON array of strings: the program by absolute path (the commands run with only the listed
- * variables, so no PATH to search, and nothing on it to plant), then its arguments, passed as they are.
- */
-function parseArgv(raw: string | undefined, name: string, problems: string[]): readonly string[] | undefined {
-  const text = nonEmpty(raw);
-  if (text === undefined) {
-    problems.push(`${name} is required: a JSON array, the program's absolute path first`);
-    return undefined;
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (
-    !Array.isArray(parsed) ||
-    parsed.length === 0 ||
-    parsed.length > 64 ||
-    !parsed.every((each) => typeof each === "string" && !each.includes("\0"))
-  ) {
-    problems.push(
-      `${name} must be a JSON array of 1 to 64 strings, like ["/usr/local/bin/aws", "kms", "encrypt", ...]`,
-    );
-    return undefined;
-  }
-  const argv = parsed as string[];
-  if (!path.isAbsolute(argv[0]!)) {
-    problems.push(`${name}: the program must be an absolute path (${JSON.stringify(argv[0])} is not)`);
-    return undefined;
-  }
-  return Object.freeze(argv);
-}
-
-function parseRawMasterKey(
-  env: Env,
-  production: boolean,
-  database: DatabaseConfig | undefined,
-  dataDir: string,
-  cwd: string,
-  problems: string[],
-): MasterKeySource | undefined {
-  const value = nonEmpty(env.TESSERA_MASTER_KEY);
-  const file = nonEmpty(env.TESSERA_MASTER_KEY_FILE);
-  if (value !== undefined && file !== undefined) {
-    problems.push("set only one of TESSERA_MASTER_KEY and TESSERA_MASTER_KEY_FILE");
-    return undefined;
-  }
-  if (value !== undefined) {
-    const key = decodeMasterKey(value);
-    if (key === undefined) problems.push("TESSERA_MASTER_KEY must be 32 bytes encoded in base64");
-    return key && { kind: "value", key };
-  }
-  if (file !== undefined) return { kind: "file", path: path.resolve(cwd, file) };
-  if (production) {
-    problems.push("NODE_ENV=production requires TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE");
-    return undefined;
-  }
-  // A generated key lives on one machine; instances sharing a PostgreSQL store would each invent their own
-  // and could not read each other's data, so the dev shortcut is only for the embedded store.
-  if (database?.kind === "postgres") {
-    problems.push("a PostgreSQL store requires TESSERA_MASTER_KEY or TESSERA_MASTER_KEY_FILE");
-    return undefined;
-  }
-  return { kind: "dev-file", path: path.join(dataDir, "master.key") };
-}
-
 function parseDatabaseUrl(
   raw: string | undefined,
   dataDir: string,
@@ -812,34 +409,4 @@ function parseDatabaseUrl(
     "TESSERA_DATABASE_URL must be sqlite:<path>, sqlite::memory: or postgres://user:password@host:port/db",
   );
   return undefined;
-}
-
-function parseInteger(
-  raw: string | undefined,
-  fallback: number,
-  min: number,
-  max: number,
-  name: string,
-  problems: string[],
-): number {
-  const text = nonEmpty(raw);
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) {
-    problems.push(`${name} must be an integer from ${min} to ${max}`);
-    return fallback;
-  }
-  return value;
-}
-
-function parseBoolean(raw: string | undefined, name: string, problems: string[]): boolean {
-  const text = nonEmpty(raw)?.trim().toLowerCase();
-  if (text === undefined || text === "false") return false;
-  if (text === "true") return true;
-  problems.push(`${name} must be true or false`);
-  return false;
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === "" ? undefined : value;
 }
