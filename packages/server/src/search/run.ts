@@ -3,8 +3,6 @@ import { ROOT } from "../access/decide.js";
 import type { Executor, Reads } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import {
-  coversEverything,
-  searchKey,
   searchStatements,
   topLevelPaths,
   type Keyset,
@@ -13,6 +11,7 @@ import {
 } from "./compile.js";
 import { parseQuery } from "./parser.js";
 import { conditionsPredicate, toPredicate, type Predicate, type PredicateOptions } from "./predicate.js";
+import { coversEverything, searchKey } from "./scope.js";
 import { queryShape } from "./shape.js";
 
 /** A row of a search page: the columns of PAGE_COLUMNS, in that order (tokens/store.ts reads it as a token). */

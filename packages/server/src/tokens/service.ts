@@ -5,11 +5,11 @@ import type { AuditRecorder } from "../audit/recorder.js";
 import type { Clock } from "../shared/clock.js";
 import { blindIndex, foldCase } from "../crypto/blind-index.js";
 import type { TenantKeys } from "../keys/tenant-keys.js";
-import type { Keyset } from "../search/compile.js";
+import type { Keyset, SearchScope } from "../search/compile.js";
 import { createCursors, CursorError } from "../search/cursor.js";
 import { QueryError } from "../search/parser.js";
 import { FilterError, filterPredicate, type Predicate, type TokenFilter } from "../search/predicate.js";
-import { createSearch } from "../search/run.js";
+import { createSearch, type PageRow } from "../search/run.js";
 import { AppError } from "../server/errors.js";
 import {
   offsetOf,
@@ -80,6 +80,39 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     return { stored, decision: decideOrNotFound(principal, permission, stored.record) };
   }
 
+  /** What a search or walk may return: the caller's reach for `permission`, held in the statement. */
+  function scopeOf(
+    principal: Principal,
+    permission: "token:read" | "token:search",
+    indexKey: Buffer,
+  ): SearchScope {
+    const visible = reachOf(granteeOf(principal), permission);
+    return {
+      tenantId: principal.tenantId,
+      now: now(),
+      visiblePaths: visible.paths,
+      ...(visible.conditions !== undefined && { conditions: visible.conditions }),
+      blind: (value: string) => blindIndex(indexKey, value),
+    };
+  }
+
+  /** The rows a search or walk returned, each with the decision that shows it. */
+  function decideRows(
+    principal: Principal,
+    permission: "token:read" | "token:search",
+    rows: readonly PageRow[],
+  ) {
+    const decideFor = decider(granteeOf(principal));
+    return rows.map((row) => {
+      const stored = fromPageRow(principal.tenantId, row);
+      const decision = decideFor(permission, stored.record);
+      // The statement already holds the caller's rules; a row it returns must have a deciding rule.
+      if (decision === undefined)
+        throw new Error(`search returned token ${stored.record.id} it may not show`);
+      return { stored, record: stored.record, decision };
+    });
+  }
+
   /**
    * One page of a keyset walk: the caller's rules for `permission` in the statement (pages are full), each token
    * shown through its own decision, the next page's place sealed into a cursor bound to this tenant,
@@ -113,30 +146,13 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
         throw AppError.validation({ start: [error.message] });
       }
     }
-    const grantee = granteeOf(principal);
-    const visible = reachOf(grantee, permission);
-    const scope = {
-      tenantId: principal.tenantId,
-      now: now(),
-      visiblePaths: visible.paths,
-      ...(visible.conditions !== undefined && { conditions: visible.conditions }),
-      blind: (value: string) => blindIndex(indexKey, value),
-    };
     const { rows, more, shape } = await search
-      .walk(what, scope, { after, limit: page.size })
+      .walk(what, scopeOf(principal, permission, indexKey), { after, limit: page.size })
       .catch((error: unknown) => {
         if (!(error instanceof QueryError)) throw error;
         throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
       });
-    const decideFor = decider(grantee);
-    const decided = rows.map((row) => {
-      const stored = fromPageRow(principal.tenantId, row);
-      const decision = decideFor(permission, stored.record);
-      // The statement already holds the caller's rules; a row it returns must have a deciding rule.
-      if (decision === undefined)
-        throw new Error(`search returned token ${stored.record.id} it may not show`);
-      return { stored, record: stored.record, decision };
-    });
+    const decided = decideRows(principal, permission, rows);
     const shown = await views.ofMany(principal.tenantId, decided);
     const last = decided.at(-1)?.record;
     const next =
@@ -261,17 +277,8 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
     /** Search (spec §4.1): one statement for the page and one for the total, both holding the caller's rules. */
     async search(principal: Principal, query: string, page: PageRequest): Promise<Page<TokenView>> {
       const indexKey = (await keys.current(principal.tenantId, "index")).key;
-      const grantee = granteeOf(principal);
-      const visible = reachOf(grantee, "token:search");
-      const scope = {
-        tenantId: principal.tenantId,
-        now: now(),
-        visiblePaths: visible.paths,
-        ...(visible.conditions !== undefined && { conditions: visible.conditions }),
-        blind: (value: string) => blindIndex(indexKey, value),
-      };
       const { rows, total, shape } = await search
-        .search(query, scope, {
+        .search(query, scopeOf(principal, "token:search", indexKey), {
           offset: offsetOf(page),
           limit: page.size,
         })
@@ -280,15 +287,7 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
           // Every problem with a query is a 400 naming its place (DESIGN §7).
           throw AppError.validation({ query: [`${error.message} (at offset ${error.offset})`] });
         });
-      const decideFor = decider(grantee);
-      const decided = rows.map((row) => {
-        const stored = fromPageRow(principal.tenantId, row);
-        const decision = decideFor("token:search", stored.record);
-        // The statement already holds the caller's rules; a row it returns must have a deciding rule.
-        if (decision === undefined)
-          throw new Error(`search returned token ${stored.record.id} it may not show`);
-        return { stored, record: stored.record, decision };
-      });
+      const decided = decideRows(principal, "token:search", rows);
       const shown = await views.ofMany(principal.tenantId, decided);
       const details = { query: shape, page: page.page, size: page.size, total, tokens: shownTokens(decided) };
       await audit.record([tokenEntry(principal, "token.search", null, { details })]);
