@@ -122,6 +122,7 @@ describe.skipIf(STORE_UNAVAILABLE)("HTTP behaviour shared by every route", () =>
     expect(operations.sort()).toEqual(
       [
         "DELETE /applications/{id}",
+        "DELETE /tenants/{id}",
         "DELETE /tokens/{id}",
         "GET /tokens",
         "GET /tokens/{id}",
