@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { KyselyPlugin } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   STORE,
@@ -332,6 +333,39 @@ describe.skipIf(STORE_UNAVAILABLE)("the invocation queue", () => {
     expect(await bounded(randomUUID())).toBe(true);
     expect(await bounded(randomUUID())).toBe(false);
     expect((await invocations.backlog()).runs).toBe(1);
+  });
+
+  it("counts a run that finishes while the bound is checked once, not twice", async () => {
+    await enqueue(0);
+    const running = await invocations.claimRun(claimAt("runner", 1_000));
+    expect(running?.status).toBe("running");
+    // After the count's first statement answers, the run finishes on another connection: it is no longer running
+    // and now awaits its webhook. Counted by two statements, it was seen in both states.
+    const elsewhere = database.open();
+    let finished = false;
+    const finishAfterFirstStatement: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        if (!finished) {
+          finished = true;
+          await invocationStore(elsewhere).finishRun(running!, "runner", {
+            status: "completed",
+            outcome: "sealed",
+            keyVersion: 1,
+            finishedAt: at(1_000),
+          });
+        }
+        return args.result;
+      },
+    };
+    const observed = invocationStore({ ...store, db: store.db.withPlugin(finishAfterFirstStatement) });
+    try {
+      expect(await observed.unsettled(tenantId)).toBe(1);
+    } finally {
+      await elsewhere.close();
+    }
+    expect(finished).toBe(true);
+    expect((await invocations.findById(tenantId, running!.id))?.record.deliveryStatus).toBe("pending");
   });
 
   it("gives up deliveries whose window closed undelivered, and forgets idle destinations", async () => {

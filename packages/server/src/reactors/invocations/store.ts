@@ -90,20 +90,21 @@ export function invocationStore(store: Pick<Store, "db" | "dialect" | "transacti
   const locking = store.dialect === "postgres";
   const lanes = destinationQueries(db, locking);
 
-  /** Invocations of a tenant not yet settled: waiting to run or running, or their webhook not yet settled. */
+  /**
+   * Invocations of a tenant not yet settled: waiting to run or running, or their webhook not yet settled. One
+   * statement, so one snapshot: counted in two, a run that finished between them (running, then awaiting its
+   * webhook) was counted twice, and a tenant below its bound was refused.
+   */
   async function unsettled(trx: Executor, tenantId: string): Promise<number> {
-    const count = async (column: "status" | "delivery_status", values: string[]) =>
-      Number(
-        (
-          await trx
-            .selectFrom("reactor_invocations")
-            .select((eb) => eb.fn.countAll().as("n"))
-            .where("tenant_id", "=", tenantId)
-            .where(column, "in", values)
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
-    return (await count("status", ["pending", "running"])) + (await count("delivery_status", ["pending"]));
+    const row = await trx
+      .selectFrom("reactor_invocations")
+      .select((eb) => eb.fn.countAll().as("n"))
+      .where("tenant_id", "=", tenantId)
+      .where((eb) =>
+        eb.or([eb("status", "in", ["pending", "running"]), eb("delivery_status", "=", "pending")]),
+      )
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   async function insertRow(trx: Executor, invocation: NewInvocation): Promise<void> {
