@@ -10,15 +10,14 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
-import { chromium } from "playwright-core";
 import { loadConfig, serve } from "@tessera/server";
+import { launchChromium } from "../test/chromium.js";
 import { formatTable, ms } from "./format.js";
 import { median } from "./load.js";
 
 const JS_BUDGET_BYTES = 250 * 1024;
 const INTERACTIVE_BUDGET_MS = 1_000;
 const RUNS = 15;
-const CHROMIUM = "/usr/bin/chromium";
 const DIST = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../packages/console/dist");
 
 /** The scripts index.html loads before anything else: its module entry and the chunks it preloads. */
@@ -67,28 +66,14 @@ function bareServer(): Promise<{ url: string; close: () => Promise<void> }> {
 async function timeToInteractive(url: string, selector: string): Promise<number[]> {
   const times: number[] = [];
   for (let run = 0; run < RUNS; run++) {
-    const profile = mkdtempSync(path.join(os.tmpdir(), "tessera-bench-chromium-"));
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    const browser = await launchChromium();
     try {
-      const page = await context.newPage();
+      const page = await browser.context.newPage();
       await page.goto(url, { waitUntil: "commit" });
       await page.locator(`${selector}:enabled`).waitFor();
       times.push(await page.evaluate<number>("performance.now()"));
     } finally {
-      await context.close();
-      rmSync(profile, { recursive: true, force: true });
+      await browser.close();
     }
   }
   return times;

@@ -1,58 +1,21 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { expect } from "vitest";
+import { launchChromium as launchBrowser, type Browser } from "../../../test/chromium.js";
 
-/** Debian's Chromium; the tests never download a browser. */
-export const CHROMIUM = "/usr/bin/chromium";
-export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+export { HAVE_CHROMIUM, type Browser } from "../../../test/chromium.js";
+
 /** Where a run leaves its screenshots (ignored by git); `npm run doc-images` copies some into docs/images. */
 export const OUTPUT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../test-output");
 
 export const DESKTOP = { width: 1280, height: 800 } as const;
 export const PHONE = { width: 390, height: 844 } as const;
 
-export interface Browser {
-  readonly context: BrowserContext;
-  close(): Promise<void>;
-}
-
-/** Headless Chromium with a fresh profile in a temp dir, removed on close. */
-export async function launchChromium(): Promise<Browser> {
-  const profile = mkdtempSync(path.join(tmpdir(), "tessera-chromium-"));
-  try {
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-      viewport: DESKTOP,
-    });
-    return {
-      context,
-      close: async () => {
-        try {
-          await context.close();
-        } finally {
-          rmSync(profile, { recursive: true, force: true });
-        }
-      },
-    };
-  } catch (error) {
-    rmSync(profile, { recursive: true, force: true });
-    throw error;
-  }
-}
+/** Headless Chromium at the console's desktop size. */
+export const launchChromium = (): Promise<Browser> => launchBrowser(DESKTOP);
 
 export interface Watched {
   /** CSP violations and script errors seen so far. */

@@ -1,18 +1,15 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { chromium, type BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HAVE_CHROMIUM, launchChromium, type Browser } from "../../../test/chromium.js";
 import { STORE, startTestServer, type TestServer } from "../../server/test/harness.js";
 import type * as Sdk from "../src/index.js";
 import { TesseraClient } from "../src/index.js";
 
 /** Debian's Chromium; the test never downloads a browser. */
-const CHROMIUM = "/usr/bin/chromium";
 const SDK_ENTRY = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../src/index.ts");
 const CARD = "4242424242424242";
 
@@ -57,12 +54,11 @@ const closeServer = (server: Server | undefined) =>
 
 /** The bundled SDK as the page's script sees it (these functions run in the browser, not in Node). */
 type PageWindow = { tessera: typeof Sdk };
-describe.skipIf(STORE !== "sqlite" || !existsSync(CHROMIUM))("the SDK in Chromium, across origins", () => {
+describe.skipIf(STORE !== "sqlite" || !HAVE_CHROMIUM)("the SDK in Chromium, across origins", () => {
   let shop: { server: Server; origin: string } | undefined;
   let elsewhere: { server: Server; origin: string } | undefined;
   let vault: TestServer | undefined;
-  let context: BrowserContext | undefined;
-  let profile: string | undefined;
+  let browser: Browser | undefined;
   let publicKey: string;
   let backend: TesseraClient;
   let admin: TesseraClient;
@@ -87,27 +83,13 @@ describe.skipIf(STORE !== "sqlite" || !existsSync(CHROMIUM))("the SDK in Chromiu
     });
     backend = new TesseraClient({ baseUrl: vault.url, apiKey: secret.key });
 
-    profile = mkdtempSync(path.join(tmpdir(), "tessera-chromium-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    browser = await launchChromium();
   }, 120_000);
 
   afterAll(async () => {
     try {
-      await context?.close();
+      await browser?.close();
     } finally {
-      if (profile !== undefined) rmSync(profile, { recursive: true, force: true });
       await vault?.close();
       await closeServer(shop?.server);
       await closeServer(elsewhere?.server);
@@ -115,7 +97,7 @@ describe.skipIf(STORE !== "sqlite" || !existsSync(CHROMIUM))("the SDK in Chromiu
   });
 
   async function open(origin: string) {
-    const page = await context!.newPage();
+    const page = await browser!.context.newPage();
     await page.goto(`${origin}/`);
     await page.waitForFunction('document.title === "ready"');
     return page;

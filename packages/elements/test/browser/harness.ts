@@ -1,70 +1,32 @@
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { chromium, type BrowserContext } from "playwright-core";
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium, type Browser } from "../../../../test/chromium.js";
+
+export type { Browser } from "../../../../test/chromium.js";
 
 /**
- * Debian's Chromium driven by playwright-core (never a downloaded browser), a merchant site on one loopback origin
- * and a vault on another, and a listener standing for "elsewhere".
+ * The shared browser (test/chromium.ts), a merchant site on one loopback origin and a vault on another, and a
+ * listener standing for "elsewhere".
  */
-
-export const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 
 /**
  * Whether the browser tests run: without Chromium they are skipped with a message, except in CI (CI=true), where
  * .ci/run installs Debian's `chromium` and its absence fails them.
  */
 export function browserTestsRun(): boolean {
-  if (existsSync(CHROMIUM) || process.env.CI === "true") return true;
+  if (HAVE_CHROMIUM || process.env.CI === "true") return true;
   console.warn(`Skipping the Elements browser tests: ${CHROMIUM} is missing (apt-get install chromium).`);
   return false;
 }
 
-export interface Browser {
-  readonly context: BrowserContext;
-  close(): Promise<void>;
-}
-
-/** A fresh profile in a temp dir, removed on close. */
+/** A fresh browser; in CI, a missing Chromium is an error, not a skip. */
 export async function startBrowser(): Promise<Browser> {
-  if (!existsSync(CHROMIUM)) {
+  if (!HAVE_CHROMIUM) {
     throw new Error(
       `CI=true: the Elements browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`,
     );
   }
-  const profile = mkdtempSync(path.join(tmpdir(), "tessera-elements-chromium-"));
-  try {
-    const context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ARGS,
-      viewport: { width: 720, height: 900 },
-    });
-    return {
-      context,
-      close: async () => {
-        try {
-          await context.close();
-        } finally {
-          rmSync(profile, { recursive: true, force: true });
-        }
-      },
-    };
-  } catch (error) {
-    rmSync(profile, { recursive: true, force: true });
-    throw error;
-  }
+  return launchChromium({ width: 720, height: 900 });
 }
 
 export interface Received {
