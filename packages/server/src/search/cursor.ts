@@ -14,6 +14,8 @@ export class CursorError extends Error {
 export interface CursorBinding {
   readonly tenantId: string;
   readonly applicationId: string;
+  /** The session walking, when a session key asks: its cursors are its own, not its Application's. */
+  readonly sessionId: string | undefined;
   /** Which walk (`list` or `search`) and its filters or query, as canonical text. */
   readonly walk: string;
 }
@@ -28,10 +30,15 @@ function cursorKey(indexKey: Buffer): Buffer {
   return Buffer.from(hkdfSync("sha256", indexKey, Buffer.alloc(0), `tessera:cursor:${VERSION}`, 32));
 }
 
-/** The AAD: tenant, Application and a hash of the walk, so that a cursor opens only in the walk it came from. */
+/**
+ * The AAD: tenant, Application (and session) and a hash of the walk, so that a cursor opens only in the walk it
+ * came from. Ids are UUIDs, so `/` cannot make one caller's text another's.
+ */
 function aadOf(binding: CursorBinding): string {
   const walk = createHash("sha256").update(binding.walk).digest("base64url");
-  return `tessera:cursor:${VERSION}:${binding.tenantId}:${binding.applicationId}:${walk}`;
+  const caller =
+    binding.sessionId === undefined ? binding.applicationId : `${binding.applicationId}/${binding.sessionId}`;
+  return `tessera:cursor:${VERSION}:${binding.tenantId}:${caller}:${walk}`;
 }
 
 /**

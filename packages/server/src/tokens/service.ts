@@ -128,13 +128,10 @@ export function createTokenService({ store, keys, expressions, clock, audit }: T
   ): Promise<CursorPage<TokenView>> {
     const indexKey = (await keys.current(principal.tenantId, "index")).key;
     const cursors = createCursors(indexKey);
-    // A session's cursors are its own: bound to the session as well as to the Application it acts as.
     const binding = {
       tenantId: principal.tenantId,
-      applicationId:
-        principal.session === undefined
-          ? principal.application.id
-          : `${principal.application.id}/${principal.session.id}`,
+      applicationId: principal.application.id,
+      sessionId: principal.session?.id,
       walk,
     };
     let after: Keyset | undefined;
