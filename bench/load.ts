@@ -42,11 +42,17 @@ export async function runLoadSpread(
   const latencies: number[] = [];
   const results = await Promise.all(
     urls.map((url, index) =>
-      drive(url, request, {
-        ...settings,
-        connections:
-          Math.floor(settings.connections / urls.length) + (index < settings.connections % urls.length ? 1 : 0),
-      }, latencies),
+      drive(
+        url,
+        request,
+        {
+          ...settings,
+          connections:
+            Math.floor(settings.connections / urls.length) +
+            (index < settings.connections % urls.length ? 1 : 0),
+        },
+        latencies,
+      ),
     ),
   );
   return reduce(results, latencies);

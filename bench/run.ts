@@ -176,7 +176,12 @@ const undoSteps = new Set<() => void>();
  * PostgreSQL's settings for --store postgres: durable as production runs it (every commit waits for its WAL flush,
  * as every SQLite commit waits for its fsync), and a buffer cache that holds the benchmark's whole database.
  */
-const POSTGRES_SETTINGS = ["fsync=on", "synchronous_commit=on", "full_page_writes=on", "shared_buffers=256MB"];
+const POSTGRES_SETTINGS = [
+  "fsync=on",
+  "synchronous_commit=on",
+  "full_page_writes=on",
+  "shared_buffers=256MB",
+];
 
 /** The cluster of --store postgres: what the servers are started with, and whose CPU is read around each round. */
 interface BenchDatabase {
@@ -320,7 +325,11 @@ async function runStorageCeiling(durationS: number): Promise<RoundFigures> {
 }
 
 /** One run of storage-ceiling-postgres.ts: `clients` plain pg clients committing tokens into the bench's cluster. */
-async function runPostgresStorageCeiling(url: string, durationS: number, clients: number): Promise<RoundFigures> {
+async function runPostgresStorageCeiling(
+  url: string,
+  durationS: number,
+  clients: number,
+): Promise<RoundFigures> {
   if (tempDir === undefined) throw new Error("the storage ceiling runs inside the benchmark's directory");
   const resultFile = path.join(tempDir, `storage-ceiling-${++storageRuns}.json`);
   const child = spawnProcess({
@@ -411,8 +420,12 @@ async function measureRound(target: Target, durationS: number): Promise<RoundFig
   if (watched !== undefined && before !== undefined && after !== undefined) {
     const wallMs = figures.durationS * 1000;
     const share = (ms: number) => (100 * ms) / wallMs;
-    const used = before.servers.map((snapshot, index) => cpuUsed(snapshot, after.servers[index] as CpuSnapshot));
-    const hadWorkers = [...before.servers, ...after.servers].some((snapshot) => snapshot.descendants.size > 0);
+    const used = before.servers.map((snapshot, index) =>
+      cpuUsed(snapshot, after.servers[index] as CpuSnapshot),
+    );
+    const hadWorkers = [...before.servers, ...after.servers].some(
+      (snapshot) => snapshot.descendants.size > 0,
+    );
     const databaseUsed =
       before.database === undefined || after.database === undefined
         ? undefined
@@ -715,7 +728,8 @@ async function runScaling(
   settings: Settings,
 ): Promise<ScalingReport> {
   const scenario = scenarios.find((candidate) => candidate.name === SCALED_SCENARIO);
-  if (scenario === undefined || tempDir === undefined) throw new Error(`no ${SCALED_SCENARIO} scenario to scale`);
+  if (scenario === undefined || tempDir === undefined)
+    throw new Error(`no ${SCALED_SCENARIO} scenario to scale`);
   const { request } = await scenario.prepare({ baseUrl: first.baseUrl, managementKey });
   const servers = [first];
   for (let index = 2; index <= settings.instances; index++) {
@@ -742,7 +756,11 @@ async function runScaling(
       const many: Target = {
         label: `${servers.length} instances`,
         measure: (durationS) =>
-          runLoadSpread(urls, request, { connections: settings.connections, pipelining: PIPELINING, durationS }),
+          runLoadSpread(urls, request, {
+            connections: settings.connections,
+            pipelining: PIPELINING,
+            durationS,
+          }),
         problems: (figures) => roundProblems(figures, request.expectedStatus),
         rounds: [],
         ...(process.platform === "linux" && { cpu: { pids, rounds: [] } }),
@@ -776,7 +794,16 @@ async function runScaling(
 }
 
 function scalingTable(report: ScalingReport): string {
-  const head = ["GET /tokens/{id}", "req/s (median)", "p50 ms", "p99 ms", "ratio to ceiling", "CPU: servers, —, PostgreSQL", "× 1 instance", "result"];
+  const head = [
+    "GET /tokens/{id}",
+    "req/s (median)",
+    "p50 ms",
+    "p99 ms",
+    "ratio to ceiling",
+    "CPU: servers, —, PostgreSQL",
+    "× 1 instance",
+    "result",
+  ];
   const ceiling = report.ceiling.median.reqPerSec;
   const verdict = report.pass ? "pass" : `FAIL (${report.failures.join(", ")})`;
   return formatTable(head, [
@@ -955,9 +982,7 @@ async function main(settings: Settings): Promise<boolean> {
     reports.push(await runScenario(scenario, tessera, managementKey, settings));
   }
   const scaling =
-    settings.instances > 1
-      ? await runScaling(tessera, managementKey, storeEnv, settings)
-      : undefined;
+    settings.instances > 1 ? await runScaling(tessera, managementKey, storeEnv, settings) : undefined;
   const probeReports: ProbeReport[] = [];
   const context = probeContext(tessera, managementKey, settings);
   for (const probe of selectedProbes) {

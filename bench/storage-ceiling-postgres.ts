@@ -87,7 +87,15 @@ async function measure(databaseUrl: string): Promise<RoundFigures> {
                modified_at)
              values ($1, $2, 'card_number', $3, 1, $4, '{{ data }}', $5, '[]', '{}', '["/pci/high/"]', null, $6,
                $7, null, null)`,
-            [tenantId, id, randomBytes(ciphertextBytes).toString("base64"), fingerprint, mask, createdBy, createdAt],
+            [
+              tenantId,
+              id,
+              randomBytes(ciphertextBytes).toString("base64"),
+              fingerprint,
+              mask,
+              createdBy,
+              createdAt,
+            ],
           );
           for (const [path, exact] of [
             ["/pci/", 0],
