@@ -618,9 +618,11 @@ async function runScenario(
     const ceilingFigures = summarize(ceiling.target);
     const tesseraFigures = summarize(tesseraTarget);
     const ratio = tesseraFigures.median.reqPerSec / ceilingFigures.median.reqPerSec;
+    const minRatio =
+      settings.store === "postgres" ? (scenario.minRatioOnPostgres ?? scenario.minRatio) : scenario.minRatio;
     const failures: string[] = [];
     if (ceilingFigures.problems.length + tesseraFigures.problems.length > 0) failures.push("errors");
-    if (scenario.minRatio !== undefined && !(ratio >= scenario.minRatio)) failures.push("ratio");
+    if (minRatio !== undefined && !(ratio >= minRatio)) failures.push("ratio");
     if (scenario.maxP99Ms !== undefined && !(tesseraFigures.median.p99Ms < scenario.maxP99Ms)) {
       failures.push("p99");
     }
@@ -653,7 +655,7 @@ async function runScenario(
       bodyBytes,
       ceilingKind: scenario.ceiling,
       ceilingLabel: ceiling.label,
-      minRatio: scenario.minRatio ?? null,
+      minRatio: minRatio ?? null,
       maxP99Ms: scenario.maxP99Ms ?? null,
       ceiling: ceilingFigures,
       tessera: tesseraFigures,
