@@ -130,14 +130,11 @@ export function auditStore(db: Executor) {
         .where("id", "=", "")
         .where("seq", "is", null)
         .compile();
-      // Issued together, run in order: on PostgreSQL a batch is one round trip, not one per row (storage/postgres.ts).
-      await Promise.all(
-        rows.map(({ record, seq, hash }) =>
-          db.executeQuery(
-            CompiledQuery.raw(statement.sql, [seq, hash, record.tenantId, record.occurredAt, record.id]),
-          ),
-        ),
-      );
+      for (const { record, seq, hash } of rows) {
+        await db.executeQuery(
+          CompiledQuery.raw(statement.sql, [seq, hash, record.tenantId, record.occurredAt, record.id]),
+        );
+      }
     },
 
     /** Sealed rows after `afterSeq`, in chain order: what verification walks. */

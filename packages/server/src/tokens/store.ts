@@ -210,19 +210,15 @@ export function tokenStore(db: Executor, reads: Reads = readsThrough(db)) {
   });
 
   async function insertIndexRows(run: RunWrite, record: TokenRecord, rows: TokenIndexRows) {
-    const compiled = (statements ??= compileInserts());
+    statements ??= compileInserts();
     const tailValues = [record.createdAt, record.id, record.type, record.expiresAt];
     const insert = (query: CompiledQuery, key: unknown[]) =>
       run(CompiledQuery.raw(query.sql, [record.tenantId, ...key, ...tailValues]));
-    // Issued together, run in this order: on PostgreSQL they share one round trip (storage/postgres.ts); the first
-    // that fails fails the write, which is rolled back whole.
-    await Promise.all([
-      ...[...new Set(rows.blindValues)].map((blind) => insert(compiled.data, [blind])),
-      ...[...containerPaths(rows.containers)].map(([path, exact]) =>
-        insert(compiled.container, [path, exact ? 1 : 0]),
-      ),
-      ...[...rows.metadata].map(([key, folded]) => insert(compiled.metadata, [key, folded])),
-    ]);
+    for (const blind of new Set(rows.blindValues)) await insert(statements.data, [blind]);
+    for (const [path, exact] of containerPaths(rows.containers)) {
+      await insert(statements.container, [path, exact ? 1 : 0]);
+    }
+    for (const [key, folded] of rows.metadata) await insert(statements.metadata, [key, folded]);
   }
 
   async function deleteIndexRows(trx: Executor, tenantId: string, tokenId: string): Promise<void> {
