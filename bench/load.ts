@@ -23,9 +23,49 @@ export interface RoundFigures {
 }
 
 export function runLoad(url: string, request: LoadRequest, settings: LoadSettings): Promise<RoundFigures> {
+  return runLoadSpread([url], request, settings);
+}
+
+/**
+ * The load spread over several servers (instances behind a load balancer): `settings.connections` split evenly
+ * between `urls`, all driven at once; the figures are of every answer together (throughputs add up, percentiles are
+ * of all latencies).
+ */
+export async function runLoadSpread(
+  urls: readonly string[],
+  request: LoadRequest,
+  settings: LoadSettings,
+): Promise<RoundFigures> {
+  if (urls.length === 0 || settings.connections < urls.length) {
+    throw new Error("every server needs at least one connection");
+  }
+  const latencies: number[] = [];
+  const results = await Promise.all(
+    urls.map((url, index) =>
+      drive(
+        url,
+        request,
+        {
+          ...settings,
+          connections:
+            Math.floor(settings.connections / urls.length) +
+            (index < settings.connections % urls.length ? 1 : 0),
+        },
+        latencies,
+      ),
+    ),
+  );
+  return reduce(results, latencies);
+}
+
+function drive(
+  url: string,
+  request: LoadRequest,
+  settings: LoadSettings,
+  latencies: number[],
+): Promise<autocannon.Result> {
   // autocannon's own latency histogram counts whole milliseconds, too coarse when answers take less than one, so
   // latencies come from its per-response event, which carries the hrtime measurement.
-  const latencies: number[] = [];
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -46,7 +86,7 @@ export function runLoad(url: string, request: LoadRequest, settings: LoadSetting
         duration: settings.durationS,
       },
       (error: unknown, result: autocannon.Result) => {
-        if (error === null || error === undefined) resolve(reduce(result, latencies));
+        if (error === null || error === undefined) resolve(result);
         else reject(error instanceof Error ? error : new Error("autocannon failed", { cause: error }));
       },
     );
@@ -54,21 +94,25 @@ export function runLoad(url: string, request: LoadRequest, settings: LoadSetting
   });
 }
 
-function reduce(result: autocannon.Result, latencies: readonly number[]): RoundFigures {
+function reduce(results: readonly autocannon.Result[], latencies: readonly number[]): RoundFigures {
   const statusCounts: Record<string, number> = {};
-  for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) {
-    statusCounts[status] = stats.count ?? 0;
+  for (const result of results) {
+    for (const [status, stats] of Object.entries(result.statusCodeStats ?? {})) {
+      statusCounts[status] = (statusCounts[status] ?? 0) + (stats.count ?? 0);
+    }
   }
+  const sum = (figure: (result: autocannon.Result) => number) =>
+    results.reduce((total, result) => total + figure(result), 0);
   const sorted = Float64Array.from(latencies).sort();
   return {
-    reqPerSec: result.requests.average,
+    reqPerSec: sum((result) => result.requests.average),
     p50Ms: percentile(sorted, 0.5),
     p99Ms: percentile(sorted, 0.99),
-    responses: result.requests.total,
-    durationS: result.duration,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
+    responses: sum((result) => result.requests.total),
+    durationS: Math.max(...results.map((result) => result.duration)),
+    non2xx: sum((result) => result.non2xx),
+    errors: sum((result) => result.errors),
+    timeouts: sum((result) => result.timeouts),
     statusCounts,
   };
 }

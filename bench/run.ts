@@ -15,14 +15,16 @@ import {
   medians,
   roundProblems,
   runLoad,
+  runLoadSpread,
   type MedianFigures,
   type RoundFigures,
   type Measured,
 } from "./load.js";
-import { cpuSnapshot, cpuUsed } from "./proc.js";
+import { cpuSnapshot, cpuUsed, type CpuSnapshot } from "./proc.js";
 import type { Probe, ProbeContext, ProbeReport } from "./probes.js";
 import { WORKER_COMM, reactorProbes, workersNeeded } from "./reactor-probes.js";
 import { scenarios, type CeilingKind, type LoadRequest, type Scenario } from "./scenarios.js";
+import { startSoakCluster } from "./soak/postgres.js";
 import { runSoak, type SoakSettings, type SoakStore } from "./soak/soak.js";
 import { MIN_INTERVALS } from "./soak/verdict.js";
 import {
@@ -52,6 +54,11 @@ const USAGE = `Usage: npm run bench -- [options]
   --only <text>       run only the scenarios whose name contains <text> ("react": the reactor ones)
   --cold-starts <n>   fresh reactors timed per reactor cold-start case (default 20)
   --profile <dir>     write a V8 CPU profile of the Tessera server to <dir> (node --cpu-prof)
+  --store <store>     sqlite (default) or postgres: a throwaway cluster started by the benchmark, durable as in
+                      production (docs/performance.md#postgresql-tokens-and-many-instances-issue-23); the
+                      storage ceiling is then a plain pg loop; the reactor probes run on sqlite only
+  --instances <n>     with --store postgres and n ≥ 2: also GET /tokens/{id} on one instance and on n instances
+                      of one database, the load spread evenly over them, in the same alternating rounds
   -h, --help          show this help
 
   --soak                    instead of the scenarios: a mixed workload for a set time, per store, with the
@@ -72,6 +79,8 @@ interface Settings {
   readonly coldStarts: number;
   readonly only?: string;
   readonly profileDir?: string;
+  readonly store: "sqlite" | "postgres";
+  readonly instances: number;
 }
 
 /** The settings, or undefined if only the usage was asked for. */
@@ -86,6 +95,8 @@ function parseSettings(argv: string[]): Settings | undefined {
       "cold-starts": { type: "string", default: "20" },
       only: { type: "string" },
       profile: { type: "string" },
+      store: { type: "string", default: "sqlite" },
+      instances: { type: "string", default: "1" },
       soak: { type: "boolean" },
       "soak-minutes": { type: "string", default: "3" },
       "soak-store": { type: "string", default: "both" },
@@ -95,7 +106,14 @@ function parseSettings(argv: string[]): Settings | undefined {
   });
   if (values.help === true) return undefined;
   const connections = integerOption("--connections", values.connections, 1);
+  const store = values.store;
+  if (store !== "sqlite" && store !== "postgres") throw new Error("--store must be sqlite or postgres");
+  const instances = integerOption("--instances", values.instances, 1);
+  if (instances > 1 && store !== "postgres") throw new Error("--instances needs --store postgres");
+  if (instances > connections) throw new Error("--instances needs at least one connection per instance");
   return {
+    store,
+    instances,
     ...(values.soak === true && {
       soak: soakSettings(
         values["soak-minutes"],
@@ -153,6 +171,36 @@ let cleaning: Promise<void> | undefined;
  * stopped. Synchronous, so that the exit handler can run them too.
  */
 const undoSteps = new Set<() => void>();
+
+/**
+ * PostgreSQL's settings for --store postgres: durable as production runs it (every commit waits for its WAL flush,
+ * as every SQLite commit waits for its fsync), and a buffer cache that holds the benchmark's whole database.
+ */
+const POSTGRES_SETTINGS = [
+  "fsync=on",
+  "synchronous_commit=on",
+  "full_page_writes=on",
+  "shared_buffers=256MB",
+];
+
+/** The cluster of --store postgres: what the servers are started with, and whose CPU is read around each round. */
+interface BenchDatabase {
+  readonly url: string;
+  readonly postmasterPid: number;
+  readonly env: Readonly<Record<string, string>>;
+}
+let database: BenchDatabase | undefined;
+
+async function startDatabase(): Promise<BenchDatabase> {
+  const cluster = await startSoakCluster(POSTGRES_SETTINGS);
+  undoSteps.add(cluster.stop);
+  return {
+    url: cluster.url,
+    postmasterPid: cluster.postmasterPid,
+    // Every instance holds the same master key, as instances behind a load balancer do.
+    env: { TESSERA_DATABASE_URL: cluster.url, TESSERA_MASTER_KEY: randomBytes(32).toString("base64") },
+  };
+}
 
 function runUndoSteps(): void {
   for (const step of undoSteps) {
@@ -276,14 +324,55 @@ async function runStorageCeiling(durationS: number): Promise<RoundFigures> {
   return figures;
 }
 
+/** One run of storage-ceiling-postgres.ts: `clients` plain pg clients committing tokens into the bench's cluster. */
+async function runPostgresStorageCeiling(
+  url: string,
+  durationS: number,
+  clients: number,
+): Promise<RoundFigures> {
+  if (tempDir === undefined) throw new Error("the storage ceiling runs inside the benchmark's directory");
+  const resultFile = path.join(tempDir, `storage-ceiling-${++storageRuns}.json`);
+  const child = spawnProcess({
+    name: "storage ceiling (PostgreSQL)",
+    args: [
+      "--import",
+      "tsx",
+      "bench/storage-ceiling-postgres.ts",
+      url,
+      String(durationS),
+      String(clients),
+      resultFile,
+    ],
+    cwd: REPO_ROOT,
+    env: process.env,
+  });
+  children.push(child);
+  try {
+    await child.exited;
+  } finally {
+    await retire(child);
+  }
+  if (child.child.exitCode !== 0) {
+    throw new Error(
+      `the storage ceiling failed (exit ${child.child.exitCode ?? child.child.signalCode}):\n${child.output()}`,
+    );
+  }
+  const figures = JSON.parse(await readFile(resultFile, "utf8")) as RoundFigures;
+  await rm(resultFile, { force: true });
+  return figures;
+}
+
 /** What one load run against a target gives, and why its figures might not be trusted. */
 interface Target {
   readonly label: string;
   measure(durationS: number): Promise<RoundFigures>;
   problems(figures: RoundFigures): string[];
   readonly rounds: RoundFigures[];
-  /** For Tessera on Linux: the server process whose CPU, and its reactor workers', is read around each round. */
-  readonly cpu?: { readonly pid: number; readonly rounds: RoundCpu[] };
+  /**
+   * For Tessera on Linux: the server processes whose CPU, and their reactor workers', is read around each round
+   * (with the database's, on PostgreSQL); their shares add up.
+   */
+  readonly cpu?: { readonly pids: readonly number[]; readonly rounds: RoundCpu[] };
 }
 
 /** Shares of one core used during a round, from /proc: saturation shows as 100 % for the one event loop. */
@@ -291,38 +380,61 @@ interface RoundCpu {
   readonly serverPct: number;
   /** All reactor workers together; null when the server had none. */
   readonly workersPct: number | null;
+  /** Every PostgreSQL process of the cluster together (--store postgres); null on SQLite. */
+  readonly databasePct: number | null;
 }
 
 interface CpuFigures {
   readonly rounds: readonly RoundCpu[];
   readonly medianServerPct: number;
   readonly medianWorkersPct: number | null;
+  readonly medianDatabasePct: number | null;
 }
 
 function cpuFigures(target: Target): CpuFigures | null {
   if (target.cpu === undefined || target.cpu.rounds.length === 0) return null;
   const { rounds } = target.cpu;
   const workers = rounds.flatMap((round) => (round.workersPct === null ? [] : [round.workersPct]));
+  const databases = rounds.flatMap((round) => (round.databasePct === null ? [] : [round.databasePct]));
   return {
     rounds,
     medianServerPct: median(rounds.map((round) => round.serverPct)),
     medianWorkersPct: workers.length === 0 ? null : median(workers),
+    medianDatabasePct: databases.length === 0 ? null : median(databases),
   };
 }
 
 /** Runs one round of `target`, reading the server's CPU around it when the target says so. */
 async function measureRound(target: Target, durationS: number): Promise<RoundFigures> {
   const watched = target.cpu;
-  const before = watched === undefined ? undefined : cpuSnapshot(watched.pid, WORKER_COMM);
+  const snapshots = () =>
+    watched === undefined
+      ? undefined
+      : {
+          servers: watched.pids.map((pid) => cpuSnapshot(pid, WORKER_COMM)),
+          database: database === undefined ? undefined : cpuSnapshot(database.postmasterPid, "postgres"),
+        };
+  const before = snapshots();
   const figures = await target.measure(durationS);
-  if (watched !== undefined && before !== undefined) {
-    const after = cpuSnapshot(watched.pid, WORKER_COMM);
-    const used = cpuUsed(before, after);
+  const after = snapshots();
+  if (watched !== undefined && before !== undefined && after !== undefined) {
     const wallMs = figures.durationS * 1000;
-    const hadWorkers = before.descendants.size + after.descendants.size > 0;
+    const share = (ms: number) => (100 * ms) / wallMs;
+    const used = before.servers.map((snapshot, index) =>
+      cpuUsed(snapshot, after.servers[index] as CpuSnapshot),
+    );
+    const hadWorkers = [...before.servers, ...after.servers].some(
+      (snapshot) => snapshot.descendants.size > 0,
+    );
+    const databaseUsed =
+      before.database === undefined || after.database === undefined
+        ? undefined
+        : cpuUsed(before.database, after.database);
     watched.rounds.push({
-      serverPct: (100 * used.rootMs) / wallMs,
-      workersPct: hadWorkers ? (100 * used.descendantsMs) / wallMs : null,
+      serverPct: share(used.reduce((total, one) => total + one.rootMs, 0)),
+      workersPct: hadWorkers ? share(used.reduce((total, one) => total + one.descendantsMs, 0)) : null,
+      databasePct:
+        databaseUsed === undefined ? null : share(databaseUsed.rootMs + databaseUsed.descendantsMs),
     });
   }
   return figures;
@@ -331,7 +443,8 @@ async function measureRound(target: Target, durationS: number): Promise<RoundFig
 function cpuText(cpu: RoundCpu | null | undefined): string {
   if (cpu === null || cpu === undefined) return "";
   const workers = cpu.workersPct === null ? "" : `, workers ${cpu.workersPct.toFixed(0)} %`;
-  return `, server CPU ${cpu.serverPct.toFixed(0)} %${workers}`;
+  const database = cpu.databasePct === null ? "" : `, PostgreSQL ${cpu.databasePct.toFixed(0)} %`;
+  return `, server CPU ${cpu.serverPct.toFixed(0)} %${workers}${database}`;
 }
 
 interface Ceiling {
@@ -358,7 +471,7 @@ function httpTarget(
     problems: (figures) => roundProblems(figures, request.expectedStatus),
     rounds: [],
     // /proc is Linux's; elsewhere the figures go without CPU shares.
-    ...(pid !== undefined && process.platform === "linux" && { cpu: { pid, rounds: [] } }),
+    ...(pid !== undefined && process.platform === "linux" && { cpu: { pids: [pid], rounds: [] } }),
   };
 }
 
@@ -388,6 +501,20 @@ async function startCeilingFor(
       };
     }
     case "storage":
+      if (database !== undefined) {
+        const { url } = database;
+        return {
+          label: `ceiling: storage: plain pg loop, 1 txn/token, ${settings.connections} clients`,
+          target: {
+            label: "storage ceiling (PostgreSQL)",
+            measure: (durationS) => runPostgresStorageCeiling(url, durationS, settings.connections),
+            problems: (figures) => (figures.responses > 0 ? [] : ["no transactions committed"]),
+            rounds: [],
+          },
+          servers: [],
+          stop: () => Promise.resolve(),
+        };
+      }
       return {
         label: "ceiling: storage: plain better-sqlite3 loop, 1 txn/token",
         target: {
@@ -487,31 +614,15 @@ async function runScenario(
       tesseraTarget,
       ...(referenceTarget === undefined ? [] : [referenceTarget]),
     ];
-    if (settings.warmupS > 0) {
-      for (const target of targets) {
-        progress(`${scenario.name}: warming up ${target.label} for ${settings.warmupS} s`);
-        await target.measure(settings.warmupS);
-      }
-    }
-    // Alternating spreads the machine's background noise over every target instead of penalising whichever ran
-    // while a neighbour was busy.
-    for (let round = 1; round <= settings.rounds; round++) {
-      for (const target of targets) {
-        assertAlive(tessera, ...ceiling.servers);
-        const figures = await measureRound(target, settings.durationS);
-        target.rounds.push(figures);
-        progress(
-          `${scenario.name}: round ${round}/${settings.rounds} ${target.label}: ${figures.reqPerSec.toFixed(0)} req/s, ` +
-            `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms${cpuText(target.cpu?.rounds.at(-1))}`,
-        );
-      }
-    }
+    await runRounds(scenario.name, targets, settings, [tessera, ...ceiling.servers]);
     const ceilingFigures = summarize(ceiling.target);
     const tesseraFigures = summarize(tesseraTarget);
     const ratio = tesseraFigures.median.reqPerSec / ceilingFigures.median.reqPerSec;
+    const minRatio =
+      settings.store === "postgres" ? (scenario.minRatioOnPostgres ?? scenario.minRatio) : scenario.minRatio;
     const failures: string[] = [];
     if (ceilingFigures.problems.length + tesseraFigures.problems.length > 0) failures.push("errors");
-    if (scenario.minRatio !== undefined && !(ratio >= scenario.minRatio)) failures.push("ratio");
+    if (minRatio !== undefined && !(ratio >= minRatio)) failures.push("ratio");
     if (scenario.maxP99Ms !== undefined && !(tesseraFigures.median.p99Ms < scenario.maxP99Ms)) {
       failures.push("p99");
     }
@@ -544,7 +655,7 @@ async function runScenario(
       bodyBytes,
       ceilingKind: scenario.ceiling,
       ceilingLabel: ceiling.label,
-      minRatio: scenario.minRatio ?? null,
+      minRatio: minRatio ?? null,
       maxP99Ms: scenario.maxP99Ms ?? null,
       ceiling: ceilingFigures,
       tessera: tesseraFigures,
@@ -557,6 +668,165 @@ async function runScenario(
   } finally {
     await ceiling.stop();
   }
+}
+
+/** Warms every target up, then measures them in alternating rounds. */
+async function runRounds(
+  name: string,
+  targets: readonly Target[],
+  settings: Settings,
+  running: readonly BenchProcess[],
+): Promise<void> {
+  if (settings.warmupS > 0) {
+    for (const target of targets) {
+      progress(`${name}: warming up ${target.label} for ${settings.warmupS} s`);
+      await target.measure(settings.warmupS);
+    }
+  }
+  // Alternating spreads the machine's background noise over every target instead of penalising whichever ran
+  // while a neighbour was busy.
+  for (let round = 1; round <= settings.rounds; round++) {
+    for (const target of targets) {
+      assertAlive(...running);
+      const figures = await measureRound(target, settings.durationS);
+      target.rounds.push(figures);
+      progress(
+        `${name}: round ${round}/${settings.rounds} ${target.label}: ${figures.reqPerSec.toFixed(0)} req/s, ` +
+          `p50 ${figures.p50Ms.toFixed(2)} ms, p99 ${figures.p99Ms.toFixed(2)} ms${cpuText(target.cpu?.rounds.at(-1))}`,
+      );
+    }
+  }
+}
+
+/** --instances: the token read on n instances of one database must serve at least this many times one's. */
+const MIN_SCALING = 1.5;
+const SCALED_SCENARIO = "GET /tokens/{id}";
+
+interface ScalingReport {
+  readonly name: string;
+  readonly instances: number;
+  readonly ceilingLabel: string;
+  readonly ceiling: Measured;
+  readonly one: Measured;
+  readonly oneCpu: CpuFigures | null;
+  readonly many: Measured;
+  readonly manyCpu: CpuFigures | null;
+  /** The n instances' req/s divided by one's. */
+  readonly scaling: number;
+  readonly minScaling: number;
+  readonly failures: string[];
+  readonly pass: boolean;
+}
+
+/**
+ * The token read on one instance, then on `settings.instances` instances of the same database with the
+ * connections spread evenly over them (as a load balancer would), beside the bare Fastify GET, in alternating
+ * rounds. The further instances are started here, with the first one's settings and keys.
+ */
+async function runScaling(
+  first: ServerProcess,
+  managementKey: string,
+  storeEnv: Readonly<Record<string, string>>,
+  settings: Settings,
+): Promise<ScalingReport> {
+  const scenario = scenarios.find((candidate) => candidate.name === SCALED_SCENARIO);
+  if (scenario === undefined || tempDir === undefined)
+    throw new Error(`no ${SCALED_SCENARIO} scenario to scale`);
+  const { request } = await scenario.prepare({ baseUrl: first.baseUrl, managementKey });
+  const servers = [first];
+  for (let index = 2; index <= settings.instances; index++) {
+    const dataDir = path.join(tempDir, `instance-${index}`);
+    await mkdir(dataDir);
+    servers.push(await startTessera(dataDir, managementKey, undefined, storeEnv, `Tessera ${index}`));
+  }
+  try {
+    // Every instance must give the same answer: one database, one master key.
+    const bodies = await Promise.all(
+      servers.map((server) => httpRequest(server.baseUrl + request.path, request)),
+    );
+    const expected = bodies[0]?.body.toString("utf8");
+    for (const [index, answer] of bodies.entries()) {
+      if (answer.status !== request.expectedStatus || answer.body.toString("utf8") !== expected) {
+        throw new Error(`instance ${index + 1} answered ${SCALED_SCENARIO} differently from the first`);
+      }
+    }
+    const ceiling = await startCeilingFor("http", request, bodies[0]?.body.length ?? 0, settings);
+    try {
+      const one = httpTarget("1 instance", first.baseUrl + request.path, request, settings, first);
+      const urls = servers.map((server) => server.baseUrl + request.path);
+      const pids = servers.flatMap((server) => (server.child.pid === undefined ? [] : [server.child.pid]));
+      const many: Target = {
+        label: `${servers.length} instances`,
+        measure: (durationS) =>
+          runLoadSpread(urls, request, {
+            connections: settings.connections,
+            pipelining: PIPELINING,
+            durationS,
+          }),
+        problems: (figures) => roundProblems(figures, request.expectedStatus),
+        rounds: [],
+        ...(process.platform === "linux" && { cpu: { pids, rounds: [] } }),
+      };
+      const name = `${SCALED_SCENARIO} on 1 and ${servers.length} instances`;
+      await runRounds(name, [ceiling.target, one, many], settings, [...servers, ...ceiling.servers]);
+      const measured = { ceiling: summarize(ceiling.target), one: summarize(one), many: summarize(many) };
+      const scaling = measured.many.median.reqPerSec / measured.one.median.reqPerSec;
+      const failures = [
+        ...(Object.values(measured).some((side) => side.problems.length > 0) ? ["errors"] : []),
+        ...(scaling >= MIN_SCALING ? [] : ["scaling"]),
+      ];
+      return {
+        name,
+        instances: servers.length,
+        ceilingLabel: ceiling.label,
+        ...measured,
+        oneCpu: cpuFigures(one),
+        manyCpu: cpuFigures(many),
+        scaling,
+        minScaling: MIN_SCALING,
+        failures,
+        pass: failures.length === 0,
+      };
+    } finally {
+      await ceiling.stop();
+    }
+  } finally {
+    await Promise.all(servers.slice(1).map((server) => retire(server)));
+  }
+}
+
+function scalingTable(report: ScalingReport): string {
+  const head = [
+    "GET /tokens/{id}",
+    "req/s (median)",
+    "p50 ms",
+    "p99 ms",
+    "ratio to ceiling",
+    "CPU: servers, —, PostgreSQL",
+    "× 1 instance",
+    "result",
+  ];
+  const ceiling = report.ceiling.median.reqPerSec;
+  const verdict = report.pass ? "pass" : `FAIL (${report.failures.join(", ")})`;
+  return formatTable(head, [
+    [report.ceilingLabel, ...figureCells(report.ceiling.median), "1.00", "", "", ""],
+    [
+      "1 instance",
+      ...figureCells(report.one.median),
+      (report.one.median.reqPerSec / ceiling).toFixed(2),
+      cpuCell(report.oneCpu),
+      "1.00",
+      "",
+    ],
+    [
+      `${report.instances} instances, load spread evenly`,
+      ...figureCells(report.many.median),
+      (report.many.median.reqPerSec / ceiling).toFixed(2),
+      cpuCell(report.manyCpu),
+      `${report.scaling.toFixed(2)} (target ≥ ${report.minScaling.toFixed(2)})`,
+      verdict,
+    ],
+  ]);
 }
 
 function summarize(target: Target): Measured {
@@ -582,7 +852,8 @@ function progress(message: string): void {
 function header(settings: Settings): string {
   const cpus = os.cpus();
   return (
-    `Tessera benchmark: node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "unknown"}), ` +
+    `Tessera benchmark on ${settings.store === "postgres" ? `PostgreSQL (${POSTGRES_SETTINGS.join(", ")})` : "SQLite"}: ` +
+    `node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? "unknown"}), ` +
     `${settings.connections} connections, pipelining ${PIPELINING}, ${settings.durationS} s per round ` +
     `after ${settings.warmupS} s warm-up, median of ${settings.rounds} alternating rounds`
   );
@@ -597,14 +868,14 @@ function loads(averages: readonly number[]): string {
   return averages.map((load) => load.toFixed(2)).join(", ");
 }
 
-function table(reports: readonly ScenarioReport[]): string {
+function table(reports: readonly ScenarioReport[], settings: Settings): string {
   const head = [
     "scenario",
     "req/s (median)",
     "p50 ms",
     "p99 ms",
     "ratio to ceiling",
-    "CPU: server, workers",
+    settings.store === "postgres" ? "CPU: server, workers, PostgreSQL" : "CPU: server, workers",
     "target",
     "result",
   ];
@@ -653,7 +924,8 @@ function table(reports: readonly ScenarioReport[]): string {
 function cpuCell(cpu: CpuFigures | null): string {
   if (cpu === null) return "";
   const workers = cpu.medianWorkersPct === null ? "—" : `${cpu.medianWorkersPct.toFixed(0)} %`;
-  return `${cpu.medianServerPct.toFixed(0)} %, ${workers}`;
+  const database = cpu.medianDatabasePct === null ? "" : `, ${cpu.medianDatabasePct.toFixed(0)} %`;
+  return `${cpu.medianServerPct.toFixed(0)} %, ${workers}${database}`;
 }
 
 function signedMs(value: number): string {
@@ -688,7 +960,9 @@ async function main(settings: Settings): Promise<boolean> {
   const loadAtStart = loadAverage();
   const matches = (name: string) => settings.only === undefined || name.includes(settings.only);
   const selected = scenarios.filter((scenario) => matches(scenario.name));
-  const selectedProbes: readonly Probe[] = reactorProbes.filter((probe) => matches(probe.name));
+  // The probes time reactors starting and their memory, which the store does not change.
+  const selectedProbes: readonly Probe[] =
+    settings.store === "sqlite" ? reactorProbes.filter((probe) => matches(probe.name)) : [];
   if (selected.length + selectedProbes.length === 0) {
     throw new Error(`no scenario name contains ${JSON.stringify(settings.only)}`);
   }
@@ -698,14 +972,19 @@ async function main(settings: Settings): Promise<boolean> {
   const managementKey = randomBytes(36).toString("base64url");
   // Room for every reactor this run creates, so that no measurement meets a full pool (which evicts workers
   // and stops keeping a spare); the default, 32, is kept when it is enough.
+  if (settings.store === "postgres") database = await startDatabase();
+  const storeEnv = database?.env ?? {};
   const tessera = await startTessera(tempDir, managementKey, settings.profileDir, {
     TESSERA_REACTOR_MAX_WORKERS: String(Math.max(32, workersNeeded(settings.coldStarts))),
+    ...storeEnv,
   });
 
   const reports: ScenarioReport[] = [];
   for (const scenario of selected) {
     reports.push(await runScenario(scenario, tessera, managementKey, settings));
   }
+  const scaling =
+    settings.instances > 1 ? await runScaling(tessera, managementKey, storeEnv, settings) : undefined;
   const probeReports: ProbeReport[] = [];
   const context = probeContext(tessera, managementKey, settings);
   for (const probe of selectedProbes) {
@@ -717,7 +996,8 @@ async function main(settings: Settings): Promise<boolean> {
   process.stdout.write(
     `\n${header(settings)}\nload average (1, 5, 15 min): ${loads(loadAtStart)} at the start, ${loads(loadAtEnd)} at the end\n`,
   );
-  if (reports.length > 0) process.stdout.write(`\n${table(reports)}\n`);
+  if (reports.length > 0) process.stdout.write(`\n${table(reports, settings)}\n`);
+  if (scaling !== undefined) process.stdout.write(`\n${scalingTable(scaling)}\n`);
   for (const report of probeReports) {
     process.stdout.write(
       `\n${report.table}\n${report.pass ? "" : `${report.name}: FAIL (${report.failures.join(", ")})\n`}`,
@@ -733,7 +1013,7 @@ async function main(settings: Settings): Promise<boolean> {
     }
   }
 
-  const pass = [...reports, ...probeReports].every((report) => report.pass);
+  const pass = [...reports, ...probeReports].every((report) => report.pass) && (scaling?.pass ?? true);
   const cpus = os.cpus();
   const results = {
     date: new Date().toISOString(),
@@ -742,6 +1022,7 @@ async function main(settings: Settings): Promise<boolean> {
     cpus: { count: cpus.length, model: cpus[0]?.model.trim() },
     loadAverage: { start: loadAtStart, end: loadAtEnd },
     settings: { ...settings, pipelining: PIPELINING },
+    ...(scaling !== undefined && { scaling }),
     scenarios: [
       ...reports,
       ...probeReports.map(({ name, kind, failures, pass, figures }) => ({

@@ -49,7 +49,11 @@ async function postgresSize(url: string, withCounts: boolean): Promise<StoreSize
   }
 }
 
-export async function startSoakCluster(): Promise<SoakCluster> {
+/**
+ * `settings`: further `-c name=value` server settings (the token benchmark's sizing, docs/performance.md); the
+ * durability settings stay PostgreSQL's defaults unless one of them names them.
+ */
+export async function startSoakCluster(settings: readonly string[] = []): Promise<SoakCluster> {
   const bin = findPostgresBin();
   if (bin === undefined)
     throw new Error("PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql)");
@@ -89,7 +93,13 @@ export async function startSoakCluster(): Promise<SoakCluster> {
   try {
     run("initdb", ["-D", data, "-U", "tessera", "--auth=trust", "-E", "UTF8", "--no-instructions"]);
     // Two servers with a pool of 10 each, and this benchmark's own size queries.
-    const options = [`-p ${port}`, `-k ${dir}`, "-c listen_addresses=127.0.0.1", "-c max_connections=50"];
+    const options = [
+      `-p ${port}`,
+      `-k ${dir}`,
+      "-c listen_addresses=127.0.0.1",
+      "-c max_connections=50",
+      ...settings.map((setting) => `-c ${setting}`),
+    ];
     run("pg_ctl", [
       "-D",
       data,

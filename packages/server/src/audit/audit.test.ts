@@ -360,6 +360,56 @@ describe.skipIf(STORE_UNAVAILABLE)("the audit log", () => {
     expect((await verify()).problems).toEqual([]);
   });
 
+  it("fails closed on a read: a token read whose entry cannot be written is not answered (503, no data)", async () => {
+    // The read's entry goes alone (one statement, its own transaction on PostgreSQL): refused, the read fails.
+    const reader = await server.request("POST", "/applications", {
+      body: {
+        name: "refused reader",
+        type: "private",
+        rules: [
+          {
+            priority: 1,
+            container: "/pci/",
+            transform: "reveal",
+            permissions: ["token:create", "token:read"],
+          },
+        ],
+      },
+    });
+    const key = reader.body.key as string;
+    const created = await server.request("POST", "/tokens", {
+      key,
+      body: { type: "card_number", data: "4242424242424242" },
+    });
+    expect(created.status, created.text).toBe(201);
+    const id = created.body.id as string;
+    if (STORE === "sqlite") {
+      await sql`create trigger refuse_read before insert on audit_log when new.action = 'token.read' begin select raise(abort, 'audit disk full'); end`.execute(
+        store.db,
+      );
+    } else {
+      await sql`create function refuse_read() returns trigger language plpgsql as $$ begin if new.action = 'token.read' then raise exception 'audit disk full'; end if; return new; end $$`.execute(
+        store.db,
+      );
+      await sql`create trigger refuse_read before insert on audit_log for each row execute function refuse_read()`.execute(
+        store.db,
+      );
+    }
+    try {
+      const refused = await server.request("GET", `/tokens/${id}`, { key });
+      expectProblem(refused, 503, { code: "unavailable", detail: /audit log could not be written/ });
+      expect(refused.text).not.toContain("4242");
+    } finally {
+      await sql`drop trigger refuse_read${sql.raw(STORE === "sqlite" ? "" : " on audit_log")}`.execute(
+        store.db,
+      );
+      if (STORE === "postgres") await sql`drop function refuse_read()`.execute(store.db);
+    }
+    const read = await server.request("GET", `/tokens/${id}`, { key });
+    expect(read.status, read.text).toBe(200);
+    expect(read.body.data).toBe("4242424242424242");
+  });
+
   it("fails closed: when the log cannot be written the change is not made and the caller gets a 503", async () => {
     const before = (await server.request("GET", "/applications?size=100")).body.pagination.total_items;
     if (STORE === "sqlite") {

@@ -54,7 +54,10 @@ export function createAuditRecorder(deps: {
     async record(entries) {
       if (entries.length > 0) {
         // Lazy: committed before the read is answered, on disk within LAZY_SYNC_MS (docs/audit.md#cost).
-        await deps.store.write(({ run }) => insert(run, entries), { lazy: true }).catch(failClosed);
+        // One entry is one statement: on PostgreSQL its own transaction, one round trip (Store.write's `alone`).
+        await deps.store
+          .write(({ run }) => insert(run, entries), { lazy: true, alone: entries.length === 1 })
+          .catch(failClosed);
       }
     },
   };

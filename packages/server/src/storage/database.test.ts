@@ -80,6 +80,55 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     }
   });
 
+  it("commits a write alone before it resolves, visible to another connection", async () => {
+    await store.write(
+      ({ db, run }) => run(db.insertInto("tessera_meta").values({ key: "alone", value: "v" }).compile()),
+      { alone: true, lazy: true },
+    );
+    const other = database.open();
+    try {
+      expect(await meta(other.db, "alone")).toEqual({ value: "v" });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it.skipIf(STORE !== "postgres")(
+    "refuses a second statement in a write alone, which PostgreSQL runs without a transaction around it",
+    async () => {
+      const insert = (key: string) =>
+        store.db.insertInto("tessera_meta").values({ key, value: "v" }).compile();
+      await expect(
+        store.write(
+          async ({ run }) => {
+            await run(insert("alone-1"));
+            await run(insert("alone-2"));
+          },
+          { alone: true },
+        ),
+      ).rejects.toThrow("a write alone runs one statement");
+      expect(await meta(store.db, "alone-2")).toBeUndefined();
+    },
+  );
+
+  it("answers a precompiled read again after a migration changed the table under it", async () => {
+    // One connection, so that the second read meets the statement the first prepared on it (PostgreSQL keeps
+    // named statements per connection); another instance then adds a column, as a newer version's migration
+    // would during a rolling upgrade.
+    const single = openStore(loadConfig({ ...database.env, TESSERA_MASTER_KEY: TEST_MASTER_KEY }).database, {
+      poolSize: 1,
+    });
+    try {
+      await single.write(put("prepared"));
+      const read = store.db.selectFrom("tessera_meta").selectAll().where("key", "=", "prepared").compile();
+      expect(await single.readOne(read)).toEqual({ key: "prepared", value: "v" });
+      await store.db.schema.alterTable("tessera_meta").addColumn("added", "text").execute();
+      expect(await single.readOne(read)).toEqual({ key: "prepared", value: "v", added: null });
+    } finally {
+      await single.close();
+    }
+  });
+
   it("gives a snapshot transaction one committed state, whatever commits between its reads", async () => {
     await store.write(put("before"));
     const other = database.open();

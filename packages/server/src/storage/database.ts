@@ -128,12 +128,22 @@ export interface Store {
    * `lazy`: committed before it resolves (visible, and kept if this process dies), but on SQLite flushed to disk
    * up to LAZY_SYNC_MS later, or with the next durable write, whichever comes first: for the records of reads
    * (the audit log), which must not cost every read an fsync. PostgreSQL commits it like any write.
+   *
+   * `alone`: `fn` runs exactly one statement, through `run` (a second one fails the write before it runs). A
+   * statement is atomic by itself, so PostgreSQL runs it as its own transaction, committed (and, with
+   * synchronous_commit on, flushed) before it answers: one round trip instead of begin, statement and commit.
+   * SQLite's group commit is unchanged by it.
    */
-  write<T>(fn: (write: WriteContext) => Promise<T>, options?: { lazy?: boolean }): Promise<T>;
+  write<T>(fn: (write: WriteContext) => Promise<T>, options?: WriteOptions): Promise<T>;
   ping(): Promise<void>;
   /** For metrics: connections open and idle, and work waiting for one (queued writes on SQLite). */
   poolStats(): PoolStats;
   close(): Promise<void>;
+}
+
+export interface WriteOptions {
+  readonly lazy?: boolean;
+  readonly alone?: boolean;
 }
 
 export interface StoreVersions {
