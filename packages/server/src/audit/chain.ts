@@ -21,7 +21,9 @@ export function linkHash(key: Buffer, previousHash: string, record: AuditRecord,
     record.details,
     record.requestId,
   ]);
-  return createHmac("sha256", secretKey(key)).update(`${previousHash}\n${canonical}`, "utf8").digest("base64url");
+  return createHmac("sha256", secretKey(key))
+    .update(`${previousHash}\n${canonical}`, "utf8")
+    .digest("base64url");
 }
 
 /** What the first row of a chain follows. */
