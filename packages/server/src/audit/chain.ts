@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { secretKey } from "../crypto/secret-key.js";
 import type { AuditRecord } from "./types.js";
 
 /**
@@ -20,7 +21,9 @@ export function linkHash(key: Buffer, previousHash: string, record: AuditRecord,
     record.details,
     record.requestId,
   ]);
-  return createHmac("sha256", key).update(`${previousHash}\n${canonical}`, "utf8").digest("base64url");
+  return createHmac("sha256", secretKey(key))
+    .update(`${previousHash}\n${canonical}`, "utf8")
+    .digest("base64url");
 }
 
 /** What the first row of a chain follows. */

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomFillSync } from "node:crypto";
+import { secretKey } from "./secret-key.js";
 
 const FORMAT_VERSION = 1;
 const IV_BYTES = 12;
@@ -29,7 +30,7 @@ function freshIv(): Buffer {
  */
 export function encrypt(key: Buffer, plaintext: Buffer, aad: string): Buffer {
   const iv = freshIv();
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  const cipher = createCipheriv("aes-256-gcm", secretKey(key), iv);
   cipher.setAAD(Buffer.from(aad, "utf8"));
   const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
   return Buffer.concat([Buffer.of(FORMAT_VERSION), iv, cipher.getAuthTag(), body]);
@@ -46,7 +47,7 @@ export function decrypt(key: Buffer, sealed: Buffer, aad: string): Buffer {
   if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== FORMAT_VERSION) throw new DecryptionError();
   const iv = sealed.subarray(1, 1 + IV_BYTES);
   const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
-  const decipher = createDecipheriv("aes-256-gcm", key, iv, { authTagLength: TAG_BYTES });
+  const decipher = createDecipheriv("aes-256-gcm", secretKey(key), iv, { authTagLength: TAG_BYTES });
   decipher.setAAD(Buffer.from(aad, "utf8"));
   decipher.setAuthTag(tag);
   try {

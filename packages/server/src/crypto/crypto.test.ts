@@ -1,9 +1,11 @@
-import { randomBytes } from "node:crypto";
+import { createDecipheriv, createHmac, randomBytes } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { generateApiKey, hashApiKey } from "./api-keys.js";
 import { DecryptionError, decrypt, encrypt } from "./cipher.js";
 import { TENANT_KEY_PURPOSES, createKeyring } from "./keyring.js";
+import { fingerprintOf } from "./blind-index.js";
+import { secretKey } from "./secret-key.js";
 
 describe("cipher", () => {
   const key = randomBytes(32);
@@ -17,6 +19,29 @@ describe("cipher", () => {
         expect(a.equals(b)).toBe(false);
         expect(decrypt(key, a, aad).equals(plaintext)).toBe(true);
       }),
+    );
+  });
+
+  it("keeps one KeyObject per key buffer, each holding exactly that buffer's key", () => {
+    const first = randomBytes(32);
+    const same = Buffer.from(first);
+    expect(secretKey(first)).toBe(secretKey(first));
+    // Equal bytes in another buffer, and other bytes, get KeyObjects of their own: nothing is matched by value.
+    expect(secretKey(same)).not.toBe(secretKey(first));
+    expect(secretKey(first).export().equals(first)).toBe(true);
+    const other = randomBytes(32);
+    expect(secretKey(other).export().equals(other)).toBe(true);
+  });
+
+  it("writes what a plain AES-256-GCM and HMAC-SHA256 under the raw key read back (the format is unchanged)", () => {
+    const sealed = encrypt(key, Buffer.from("4242424242424242"), "tenant-a:token-1");
+    const decipher = createDecipheriv("aes-256-gcm", key, sealed.subarray(1, 13), { authTagLength: 16 });
+    decipher.setAAD(Buffer.from("tenant-a:token-1", "utf8"));
+    decipher.setAuthTag(sealed.subarray(13, 29));
+    const plaintext = Buffer.concat([decipher.update(sealed.subarray(29)), decipher.final()]);
+    expect(plaintext.toString("utf8")).toBe("4242424242424242");
+    expect(fingerprintOf(key, "4242")).toBe(
+      createHmac("sha256", key).update("4242", "utf8").digest("base64url"),
     );
   });
 

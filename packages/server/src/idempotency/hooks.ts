@@ -31,8 +31,7 @@ function keyOf(request: FastifyRequest): { header: string; key: string } | undef
  * is not kept: the key is freed so that the request can be sent again.
  */
 export function registerIdempotency(api: FastifyInstance, idempotency: Idempotency): void {
-  api.addHook("preHandler", async (request: FastifyRequest, reply: FastifyReply) => {
-    if (request.routeOptions.config.idempotent !== true) return;
+  const claimOrReplay = async (request: FastifyRequest, reply: FastifyReply) => {
     const given = keyOf(request);
     if (given === undefined) return;
     if (given.key.length === 0 || given.key.length > MAX_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(given.key)) {
@@ -51,9 +50,9 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
     if (contentType !== undefined) void reply.type(contentType);
     // The kept bytes, exactly as first sent: not serialised again through the route's schema.
     return reply.serializer((payload: unknown) => payload as string).send(body);
-  });
+  };
 
-  api.addHook("onSend", async (request, reply, payload) => {
+  const keep = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const claim = request.idempotencyClaim;
     if (claim === undefined) return payload;
     request.idempotencyClaim = undefined;
@@ -68,5 +67,17 @@ export function registerIdempotency(api: FastifyInstance, idempotency: Idempoten
       body: typeof payload === "string" ? payload : Buffer.isBuffer(payload) ? payload.toString("utf8") : "",
     });
     return payload;
+  };
+
+  // Hooks of the idempotent routes alone: on every other route (the token read among them) two hooks that only
+  // find `idempotent` unset would cost two promises per request.
+  api.addHook("onRoute", (route) => {
+    if (route.config?.idempotent !== true) return;
+    route.preHandler = [...hooksOf(route.preHandler), claimOrReplay];
+    route.onSend = [...hooksOf(route.onSend), keep];
   });
+}
+
+function hooksOf<Hook>(hooks: Hook | Hook[] | undefined): Hook[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }

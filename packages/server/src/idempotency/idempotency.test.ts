@@ -97,6 +97,27 @@ describe.skipIf(STORE_UNAVAILABLE)("SVC-IDEMPOTENCY-KEY", () => {
     expectProblem(await post("/tokens", { data: "x" }, "with space"), 400);
   });
 
+  it("ignores the key, even a malformed one, on routes that are not idempotent", async () => {
+    const created = await post("/tokens", { type: "token", data: "read me" }, undefined);
+    expect(created.status, created.text).toBe(201);
+    const read = (key: string) =>
+      server.request("GET", `/tokens/${created.body.id as string}`, {
+        key: caller.key,
+        headers: { "SVC-IDEMPOTENCY-KEY": key },
+      });
+    for (const key of ["with space", "k".repeat(256), fresh()]) {
+      const answer = await read(key);
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.headers.get("idempotent-replayed")).toBeNull();
+    }
+    // A key sent with a read is not used up: a create under it runs.
+    const key = fresh();
+    expect((await read(key)).status).toBe(200);
+    const create = await post("/tokens", { type: "token", data: "x" }, key);
+    expect(create.status, create.text).toBe(201);
+    expect(create.headers.get("idempotent-replayed")).toBeNull();
+  });
+
   it("keeps the answer sealed: a new API key is replayed, but is not in the database", async () => {
     const key = fresh();
     const body = { name: "made once", type: "private", permissions: ["token:read"] };

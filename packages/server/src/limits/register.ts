@@ -1,5 +1,11 @@
 import { Socket } from "node:net";
-import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from "fastify";
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerHookHandler,
+  RouteHandlerMethod,
+} from "fastify";
 import type { ConcurrencyLimit, LimitsConfig, PressureLimits } from "./settings.js";
 import { AppError } from "../server/errors.js";
 import { addressKey } from "../net/address.js";
@@ -78,32 +84,35 @@ function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
   const perSession = buckets(config.perSession);
 
   if (perAddress !== undefined || authFailures !== undefined) {
-    api.addHook("onRequest", async (request, reply) => {
-      if (!fromNetwork(request)) return;
+    // Hooks that never wait take Fastify's callback rather than returning a promise: they run on every request.
+    api.addHook("onRequest", (request, reply, done) => {
+      if (!fromNetwork(request)) return done();
       const address = addressKey(request.ip);
       const failures = authFailures?.check(address);
       if (failures?.allowed === false) {
-        throw rateLimited(reply, failures.retryAfterMs, "failed authentications from this address");
+        return done(rateLimited(reply, failures.retryAfterMs, "failed authentications from this address"));
       }
       const taken = perAddress?.take(address);
       if (taken?.allowed === false)
-        throw rateLimited(reply, taken.retryAfterMs, "requests from this address");
+        return done(rateLimited(reply, taken.retryAfterMs, "requests from this address"));
+      done();
     });
   }
   if (authFailures !== undefined) {
     // Only the authentication hook answers 401 before a principal is set; a reactor's own 401 comes after.
-    api.addHook("onResponse", async (request, reply) => {
+    api.addHook("onResponse", (request, reply, done) => {
       if (reply.statusCode === 401 && request.principal === null && fromNetwork(request)) {
         authFailures.take(addressKey(request.ip));
       }
+      done();
     });
   }
   if (perKey !== undefined || perPublicKey !== undefined || perSession !== undefined) {
-    api.addHook("preParsing", async (request, reply, payload) => {
+    api.addHook("preParsing", (request, reply, payload, done) => {
       // Keyed by Application or session id, never by the key itself: a heap dump holds no credential. A key
       // that lives in browsers has its own limit (docs/limits.md#browser-keys).
       const principal = request.principal;
-      if (principal === null) return payload;
+      if (principal === null) return done(null, payload);
       const [limit, id] =
         principal.session !== undefined
           ? [perSession, principal.session.id]
@@ -112,8 +121,8 @@ function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
             : [perKey, principal.application.id];
       const taken = limit?.take(id);
       if (taken?.allowed === false)
-        throw rateLimited(reply, taken.retryAfterMs, "requests with this API key");
-      return payload;
+        return done(rateLimited(reply, taken.retryAfterMs, "requests with this API key"));
+      done(null, payload);
     });
   }
 }
@@ -127,13 +136,22 @@ function registerRateLimits(api: FastifyInstance, config: LimitsConfig): void {
 function registerDataTermLimit(api: FastifyInstance, config: LimitsConfig): void {
   if (config.dataTerms === undefined) return;
   const buckets = createTokenBuckets(config.dataTerms, config.maxEntries);
-  api.addHook("preHandler", async (request, reply) => {
-    const terms = request.routeOptions.config.dataTerms?.(request.body) ?? 0;
-    // A session's guesses are counted apart from its authorizer's, so that one page cannot spend the backend's.
-    const holder = request.principal?.session?.id ?? request.principal?.application.id;
-    if (terms === 0 || holder === undefined) return;
-    const taken = buckets.take(holder, terms);
-    if (!taken.allowed) throw rateLimited(reply, taken.retryAfterMs, "data: search terms with this API key");
+  // A hook of the searching routes alone, run before the routes' own preHandler hooks as an instance hook was.
+  api.addHook("onRoute", (route) => {
+    const count = route.config?.dataTerms;
+    if (count === undefined) return;
+    const charge: preHandlerHookHandler = (request, reply, done) => {
+      const terms = count(request.body);
+      // A session's guesses are counted apart from its authorizer's, so that one page cannot spend the backend's.
+      const holder = request.principal?.session?.id ?? request.principal?.application.id;
+      if (terms === 0 || holder === undefined) return done();
+      const taken = buckets.take(holder, terms);
+      if (!taken.allowed)
+        return done(rateLimited(reply, taken.retryAfterMs, "data: search terms with this API key"));
+      done();
+    };
+    const own = route.preHandler === undefined ? [] : [route.preHandler].flat();
+    route.preHandler = [charge, ...own];
   });
 }
 
