@@ -88,6 +88,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0003-search-index", () => {
       "0011-webhook-destinations",
       "0012-key-custody",
       "0013-sessions",
+      "0014-token-changes",
     ]);
   });
   afterAll(async () => {
@@ -204,6 +205,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0004-reactors", () => {
       "0011-webhook-destinations",
       "0012-key-custody",
       "0013-sessions",
+      "0014-token-changes",
     ]);
   });
   afterAll(async () => {
@@ -280,6 +282,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0009-audit-log-layout", () => {
       "0011-webhook-destinations",
       "0012-key-custody",
       "0013-sessions",
+      "0014-token-changes",
     ]);
   });
   afterAll(async () => {
@@ -373,6 +376,7 @@ describe.skipIf(STORE_UNAVAILABLE)("migration 0011-webhook-destinations", () => 
       "0011-webhook-destinations",
       "0012-key-custody",
       "0013-sessions",
+      "0014-token-changes",
     ]);
   });
   afterAll(async () => {
