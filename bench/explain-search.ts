@@ -87,6 +87,10 @@ async function main(argv: string[]): Promise<number> {
       const statements = {
         page: compiled.page((scenario.page - 1) * scenario.size, scenario.size).compile(vault.store.db),
         count: compiled.count().compile(vault.store.db),
+        // The v2 walk's page after a key (2024-01-01, the middle of the corpus): an index walk from the key.
+        after: compiled
+          .after({ createdAt: "2024-01-01T00:00:00.000Z", id: "0" }, scenario.size + 1)
+          .compile(vault.store.db),
       };
       process.stdout.write(`\n=== ${scenario.name}: ${scenario.query} (page ${scenario.page})\n`);
       for (const [name, statement] of Object.entries(statements)) {

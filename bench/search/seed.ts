@@ -17,6 +17,7 @@ import { bootstrap, createLogger, openVault } from "../../packages/server/src/ma
 import type { CreateTokenInput } from "../../packages/server/src/tokens/draft.js";
 import { TOKEN_TYPES, type TokenType } from "../../packages/server/src/tokens/token-types.js";
 import type { TokenRecord } from "../../packages/server/src/tokens/types.js";
+import { batchWrites } from "./batched-writes.js";
 import { corpus, customerIdOf, type CorpusToken } from "./corpus.js";
 
 export type StoreKind = "sqlite" | "postgres";
@@ -253,6 +254,8 @@ export async function seedSearch(options: SeedOptions): Promise<SeedManifest> {
       application: searcher.application,
     };
 
+    // PostgreSQL: the service's INSERTs sent as multi-row statements at the end of each batch (batched-writes.ts).
+    if (target.kind === "postgres") batchWrites(vault.store);
     const draw = corpus(SEED, tokens);
     const tally = createTally();
     const customerTokens = new Uint32Array(draw.customers);

@@ -106,8 +106,20 @@ const NULLABLE = new Set(["fingerprint", "created_by", "modified_by", "modified_
  * Compiles a predicate (or `undefined`: everything) into SQL over the tenant's tokens, with visibility and
  * expiry inside the statement so that pages are full and totals exact. Values are always parameters.
  */
-export function compileSearch(predicate: Predicate | undefined, scope: SearchScope): CompiledSearch {
-  return build(predicate, scope, coveredByRules(predicate, scope));
+export function compileSearch(
+  predicate: Predicate | undefined,
+  scope: SearchScope,
+  generation = false,
+): CompiledSearch {
+  return build(predicate, scope, coveredByRules(predicate, scope), generation);
+}
+
+/**
+ * PostgreSQL: the tenant's token generation (migration 0014), the sum of its slots, which every token write of the
+ * tenant grows in its own transaction. Read in the statement whose result it stamps, so both are of one snapshot.
+ */
+function tokenGeneration(tenantId: string): RawBuilder<string> {
+  return sql<string>`(select coalesce(sum(g.value), 0) from token_changes as g where g.tenant_id = ${tenantId})`;
 }
 
 /** Whether the caller's rules cover every token the query can find, so that no rule check per row is needed. */
@@ -128,7 +140,17 @@ function conjunctsOf(predicate: Predicate | undefined): Predicate[] {
   );
 }
 
-function build(predicate: Predicate | undefined, scope: SearchScope, allVisible: boolean): CompiledSearch {
+/**
+ * `generation` (PostgreSQL): every page row ends with the tenant's token generation (PAGE_COLUMNS, then it), and
+ * the count comes with it and with the next expiry after `now`, so that one round trip answers what a cached
+ * total is valid for.
+ */
+function build(
+  predicate: Predicate | undefined,
+  scope: SearchScope,
+  allVisible: boolean,
+  generation: boolean,
+): CompiledSearch {
   const conjuncts = conjunctsOf(predicate);
   const driver = pickDriver(conjuncts);
   const rest = conjuncts.filter((p) => p !== driver);
@@ -162,12 +184,13 @@ function build(predicate: Predicate | undefined, scope: SearchScope, allVisible:
   // its LIMIT is a bound parameter, which cost more than a small search itself. It is a checked integer (an
   // integer cannot carry SQL), and the API allows 1 to 100 (101 for a keyset page, which reads one more to
   // know whether another follows), so the statement cache holds one per size used.
+  const stamp = generation ? sql`, ${tokenGeneration(scope.tenantId)} as generation` : sql``;
   const page = (condition: RawBuilder<SqlBool>, limit: number, offset: RawBuilder<unknown>) => {
     if (!Number.isSafeInteger(limit) || limit < 1) {
       throw new RangeError(`a search page holds a positive whole number of tokens, not ${limit}`);
     }
     return sql<Database["tokens"]>`
-        select ${PAGE_SELECT} from (
+        select ${PAGE_SELECT}${stamp} from (
           select ${id} as token_id, ${created} as created_at from ${from}
           where ${condition}
           order by ${created} desc, ${id} desc
@@ -191,7 +214,13 @@ function build(predicate: Predicate | undefined, scope: SearchScope, allVisible:
       return page(past, limit, sql``);
     },
     count() {
-      return sql<{ n: number }>`select count(*) as n from ${from} where ${noMatch ? sql`1 = 0` : where}`;
+      const stamps = generation
+        ? sql`, ${tokenGeneration(scope.tenantId)} as generation,
+            (select min(e.expires_at) from tokens as e where e.expires_at > ${scope.now}) as next`
+        : sql``;
+      return sql<{
+        n: number;
+      }>`select count(*) as n${stamps} from ${from} where ${noMatch ? sql`1 = 0` : where}`;
     },
   };
 }
@@ -344,13 +373,23 @@ export function topLevelPaths(tenantId: string): RawBuilder<{ path: string | nul
 }
 
 /**
+ * PostgreSQL: the tenant's top-level paths (topLevelPaths) with its token generation on every row, and one row
+ * with a null path when it has none, so that the generation always comes back.
+ */
+export function topLevelPathsAt(tenantId: string): RawBuilder<{ path: string | null; generation: string }> {
+  return sql<{ path: string | null; generation: string }>`
+    select tops.path, ${tokenGeneration(tenantId)} as generation
+    from (select 1 as one) as one left join (${topLevelPaths(tenantId)}) as tops on true`;
+}
+
+/**
  * Compiled statements by the shape of their search, because building and compiling them through Kysely cost
  * about as much as running a small search. Two searches of one shape (the same terms and operators, as many rule
  * containers, the same page size) differ only in their parameters: the statement is compiled once from a
  * template whose every value is a numbered marker, and each search then binds its own values by position. Values
  * never reach the SQL text, so a cached text holds none (data values are blinded before binding, as always).
  */
-export function searchStatements<DB>(db: Kysely<DB>, capacity = 200) {
+export function searchStatements<DB>(db: Kysely<DB>, { capacity = 200, generation = false } = {}) {
   const cache = new Map<string, { sql: string; slots: number[] }>();
 
   function statement(shape: string, template: () => RawBuilder<unknown>, values: readonly unknown[]) {
@@ -370,7 +409,11 @@ export function searchStatements<DB>(db: Kysely<DB>, capacity = 200) {
   return {
     page(predicate: Predicate | undefined, scope: SearchScope, offset: number, limit: number): CompiledQuery {
       const { shape, values, template } = parameterize(predicate, scope, offset);
-      return statement(`page:${limit}:${shape}`, () => template().page(MARKED_OFFSET, limit), values);
+      return statement(
+        `page:${limit}:${shape}`,
+        () => template(generation).page(MARKED_OFFSET, limit),
+        values,
+      );
     },
     after(
       predicate: Predicate | undefined,
@@ -385,13 +428,13 @@ export function searchStatements<DB>(db: Kysely<DB>, capacity = 200) {
       };
       return statement(
         `after:${limit}:${marked === undefined ? "first" : "next"}:${shape}`,
-        () => template().after(marked, limit),
+        () => template(generation).after(marked, limit),
         values,
       );
     },
     count(predicate: Predicate | undefined, scope: SearchScope): CompiledQuery {
       const { shape, values, template } = parameterize(predicate, scope, 0);
-      return statement(`count:${shape}`, () => template().count(), values);
+      return statement(`count:${shape}`, () => template(generation).count(), values);
     },
   };
 }
@@ -463,5 +506,9 @@ function parameterize(predicate: Predicate | undefined, scope: SearchScope, offs
   };
   const markedPredicate = predicate === undefined ? undefined : marked(predicate);
   const shape = JSON.stringify([markedPredicate ?? null, scope.visiblePaths.length, allVisible]);
-  return { shape, values, template: () => build(markedPredicate, markedScope, allVisible) };
+  return {
+    shape,
+    values,
+    template: (generation: boolean) => build(markedPredicate, markedScope, allVisible, generation),
+  };
 }

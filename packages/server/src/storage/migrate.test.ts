@@ -19,6 +19,7 @@ const MIGRATIONS = [
   "0011-webhook-destinations",
   "0012-key-custody",
   "0013-sessions",
+  "0014-token-changes",
 ];
 
 /** The migrations a store that has run through `last` still has to run. */

@@ -13,6 +13,7 @@ import * as m0010 from "./migrations/0010-config-generation.js";
 import * as m0011 from "./migrations/0011-webhook-destinations.js";
 import * as m0012 from "./migrations/0012-key-custody.js";
 import * as m0013 from "./migrations/0013-sessions.js";
+import * as m0014 from "./migrations/0014-token-changes.js";
 
 // Listed statically so the bundle and the migration set can never disagree about what exists.
 const MIGRATIONS: Record<string, Migration> = {
@@ -29,6 +30,7 @@ const MIGRATIONS: Record<string, Migration> = {
   "0011-webhook-destinations": m0011,
   "0012-key-custody": m0012,
   "0013-sessions": m0013,
+  "0014-token-changes": m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(MIGRATIONS) };
