@@ -296,53 +296,34 @@ let storageRuns = 0;
  * system, so the same fsync cost), deleted afterwards.
  */
 async function runStorageCeiling(durationS: number): Promise<RoundFigures> {
-  if (tempDir === undefined) throw new Error("the storage ceiling runs inside the benchmark's directory");
-  const run = ++storageRuns;
-  const dbFile = path.join(tempDir, `storage-ceiling-${run}.db`);
-  const resultFile = path.join(tempDir, `storage-ceiling-${run}.json`);
-  const child = spawnProcess({
-    name: "storage ceiling",
-    args: ["--import", "tsx", "bench/storage-ceiling.ts", dbFile, String(durationS), resultFile],
-    cwd: REPO_ROOT,
-    env: process.env,
-  });
-  children.push(child);
+  const dbFile = path.join(benchDir(), `storage-ceiling-${++storageRuns}.db`);
   try {
-    await child.exited;
+    return await runCeilingScript("storage ceiling", "bench/storage-ceiling.ts", [dbFile, String(durationS)]);
   } finally {
-    await retire(child);
+    await Promise.all([dbFile, `${dbFile}-wal`, `${dbFile}-shm`].map((file) => rm(file, { force: true })));
   }
-  if (child.child.exitCode !== 0) {
-    throw new Error(
-      `the storage ceiling failed (exit ${child.child.exitCode ?? child.child.signalCode}):\n${child.output()}`,
-    );
-  }
-  const figures = JSON.parse(await readFile(resultFile, "utf8")) as RoundFigures;
-  await Promise.all(
-    [dbFile, `${dbFile}-wal`, `${dbFile}-shm`, resultFile].map((file) => rm(file, { force: true })),
-  );
-  return figures;
 }
 
 /** One run of storage-ceiling-postgres.ts: `clients` plain pg clients committing tokens into the bench's cluster. */
-async function runPostgresStorageCeiling(
-  url: string,
-  durationS: number,
-  clients: number,
-): Promise<RoundFigures> {
+function runPostgresStorageCeiling(url: string, durationS: number, clients: number): Promise<RoundFigures> {
+  return runCeilingScript("storage ceiling (PostgreSQL)", "bench/storage-ceiling-postgres.ts", [
+    url,
+    String(durationS),
+    String(clients),
+  ]);
+}
+
+function benchDir(): string {
   if (tempDir === undefined) throw new Error("the storage ceiling runs inside the benchmark's directory");
-  const resultFile = path.join(tempDir, `storage-ceiling-${++storageRuns}.json`);
+  return tempDir;
+}
+
+/** Runs a ceiling script as a child process; it writes its figures to the file named by its last argument. */
+async function runCeilingScript(name: string, script: string, args: string[]): Promise<RoundFigures> {
+  const resultFile = path.join(benchDir(), `storage-ceiling-${++storageRuns}.json`);
   const child = spawnProcess({
-    name: "storage ceiling (PostgreSQL)",
-    args: [
-      "--import",
-      "tsx",
-      "bench/storage-ceiling-postgres.ts",
-      url,
-      String(durationS),
-      String(clients),
-      resultFile,
-    ],
+    name,
+    args: ["--import", "tsx", script, ...args, resultFile],
     cwd: REPO_ROOT,
     env: process.env,
   });
@@ -352,14 +333,16 @@ async function runPostgresStorageCeiling(
   } finally {
     await retire(child);
   }
-  if (child.child.exitCode !== 0) {
-    throw new Error(
-      `the storage ceiling failed (exit ${child.child.exitCode ?? child.child.signalCode}):\n${child.output()}`,
-    );
+  try {
+    if (child.child.exitCode !== 0) {
+      throw new Error(
+        `the ${name} failed (exit ${child.child.exitCode ?? child.child.signalCode}):\n${child.output()}`,
+      );
+    }
+    return JSON.parse(await readFile(resultFile, "utf8")) as RoundFigures;
+  } finally {
+    await rm(resultFile, { force: true });
   }
-  const figures = JSON.parse(await readFile(resultFile, "utf8")) as RoundFigures;
-  await rm(resultFile, { force: true });
-  return figures;
 }
 
 /** What one load run against a target gives, and why its figures might not be trusted. */
