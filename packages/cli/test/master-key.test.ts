@@ -71,15 +71,15 @@ describe.skipIf(STORE_UNAVAILABLE || SOFTHSM_MISSING !== undefined)(
       writeFileSync(wrongPin, "0000\n");
       const start = (changes: Record<string, string>) =>
         run(["migrate"], { ...pkcs11, ...changes }, database.dataDir);
-      const [module, token, pin, label, otherKey, pinFile] = await Promise.all([
-        start({ TESSERA_PKCS11_MODULE: path.join(hsm.dir, "libvendor.so") }),
-        start({ TESSERA_PKCS11_TOKEN_LABEL: "tesera" }),
-        start({ TESSERA_PKCS11_PIN_FILE: wrongPin }),
-        start({ TESSERA_PKCS11_KEY_LABEL: "tessera-master-2" }),
-        // Another token holds another key of the same label: not the key that wrapped this store's keys.
-        start({ TESSERA_PKCS11_TOKEN_LABEL: "spare" }),
-        start({ TESSERA_PKCS11_PIN_FILE: path.join(hsm.dir, "no-pin-file") }),
-      ]);
+      // One at a time: a login with a wrong PIN rewrites the token's file, and SoftHSM2 processes reading the same
+      // token directory meanwhile can fail to list its tokens (CKR_GENERAL_ERROR), which is not what this tests.
+      const module = await start({ TESSERA_PKCS11_MODULE: path.join(hsm.dir, "libvendor.so") });
+      const token = await start({ TESSERA_PKCS11_TOKEN_LABEL: "tesera" });
+      const pin = await start({ TESSERA_PKCS11_PIN_FILE: wrongPin });
+      const label = await start({ TESSERA_PKCS11_KEY_LABEL: "tessera-master-2" });
+      // Another token holds another key of the same label: not the key that wrapped this store's keys.
+      const otherKey = await start({ TESSERA_PKCS11_TOKEN_LABEL: "spare" });
+      const pinFile = await start({ TESSERA_PKCS11_PIN_FILE: path.join(hsm.dir, "no-pin-file") });
       const oneLine = (result: { stderr: string }) => {
         expect(result.stderr.split("\n").filter((line) => line !== "")).toHaveLength(1);
         expect(result.stderr).toMatch(/^tessera: /);
