@@ -3,15 +3,9 @@ import { ROOT } from "../access/decide.js";
 import type { Executor, Reads } from "../storage/database.js";
 import type { TokensTable } from "../storage/schema.js";
 import { PostgresAdapter, type CompiledQuery } from "kysely";
-import {
-  searchStatements,
-  topLevelPaths,
-  topLevelPathsAt,
-  type Keyset,
-  type PAGE_COLUMNS,
-  type SearchScope,
-} from "./compile.js";
+import { searchStatements, type Keyset, type PAGE_COLUMNS, type SearchScope } from "./compile.js";
 import { parseQuery } from "./parser.js";
+import { topLevelPaths, topLevelPathsAt } from "./top-level.js";
 import { conditionsPredicate, toPredicate, type Predicate, type PredicateOptions } from "./predicate.js";
 import { coversEverything, searchKey } from "./scope.js";
 import { queryShape } from "./shape.js";
