@@ -80,7 +80,7 @@ describe.skipIf(STORE_UNAVAILABLE)(`the tessera command (${STORE})`, () => {
     // Locked out by its own hand: the bootstrap Application deletes itself; recovery recreates it.
     expect((await send(url, newKey!, "DELETE", `/applications/${self.body.id}`)).status).toBe(204);
     const recover = tessera(["init", "--regenerate-bootstrap-key"], env, database.dataDir);
-    expect(await recover.exited).toBe(0);
+    expect(await recover.exited, recover.stderr).toBe(0);
     const [, recoveredKey] = recover.stderr.match(/SVC-API-KEY: (key_mgt_[A-Za-z0-9_-]+)/) ?? [];
     const recovered = await send(url, recoveredKey!, "GET", "/applications/key");
     expect(recovered.status).toBe(200);

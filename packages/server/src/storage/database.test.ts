@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -148,6 +148,56 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
       await other.close();
     }
   });
+
+  it.skipIf(STORE !== "sqlite")(
+    "writes after its reads though another process tried to commit between them",
+    async () => {
+      // As `tessera init --regenerate-bootstrap-key` beside a running server: a deferred transaction failed at once
+      // with SQLITE_BUSY_SNAPSHOT when the other process committed between its read and its write, busy timeout or
+      // not. Taking the write lock at begin makes the other process wait for the commit instead. The other
+      // process is a real one: in this process a busy wait would block the thread the transaction runs on.
+      await store.write(put("mine"));
+      const child = spawn(
+        process.execPath,
+        [
+          "-e",
+          `const db = new (require("better-sqlite3"))(process.argv[1]);
+           db.pragma("busy_timeout = 5000");
+           process.stdout.write("ready\\n");
+           process.stdin.once("data", () => {
+             db.prepare("insert into tessera_meta (key, value) values ('between', 'v')").run();
+             process.stdout.write("committed\\n");
+             process.exit(0);
+           });`,
+          path.join(database.dataDir, "tessera.db"),
+        ],
+        { cwd: new URL("../..", import.meta.url).pathname, stdio: ["pipe", "pipe", "pipe"] },
+      );
+      let out = "";
+      let err = "";
+      child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (err += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+      try {
+        await expect.poll(() => out, { timeout: 30_000 }).toContain("ready");
+        const seen = await store.transaction(async (trx) => {
+          const read = await meta(trx, "mine");
+          child.stdin.write("go\n");
+          // Long enough for the other process to commit, had it not had to wait for this transaction.
+          await new Promise((resolve) => setTimeout(resolve, 300));
+          expect(out).not.toContain("committed");
+          await trx.updateTable("tessera_meta").set({ value: "w" }).where("key", "=", "mine").execute();
+          return read;
+        });
+        expect(await exited, err).toBe(0);
+        expect(seen).toEqual({ value: "v" });
+        expect(await meta(store.db, "mine")).toEqual({ value: "w" });
+        expect(await meta(store.db, "between")).toEqual({ value: "v" });
+      } finally {
+        if (child.exitCode === null) child.kill("SIGKILL");
+      }
+    },
+  );
 
   it.skipIf(STORE !== "sqlite")("keeps a lazy write that resolved when the process is killed at once", () => {
     // A child process writes lazily, prints once the write resolved, and is killed by SIGKILL right after: the

@@ -1,7 +1,7 @@
 import { chmodSync, closeSync, mkdirSync, openSync, statSync } from "node:fs";
 import path from "node:path";
 import SQLite from "better-sqlite3";
-import { Kysely, SqliteDialect, sql, type CompiledQuery } from "kysely";
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection } from "kysely";
 import { ConfigError } from "../shared/config-error.js";
 import { AUTOCHECKPOINT_PAGES, startCheckpointer, type Checkpointer } from "./checkpointer.js";
 import {
@@ -10,6 +10,7 @@ import {
   readOneThrough,
   type ReadAll,
   type ReadArrays,
+  type Executor,
   type ReadOne,
   type Store,
   type StoreVersions,
@@ -35,7 +36,7 @@ export function openSqlite(file: string, walLimitBytes: number): Store {
   connection.pragma(`journal_size_limit = ${walLimitBytes}`);
   const prepare = statementCache(connection);
   const db = new Kysely<Database>({
-    dialect: new SqliteDialect({ database: { prepare, close: () => connection.close() } }),
+    dialect: new ImmediateSqliteDialect({ database: { prepare, close: () => connection.close() } }),
   });
   const reader = file === ":memory:" ? undefined : openReader(file);
   const checkpointer =
@@ -50,7 +51,7 @@ export function openSqlite(file: string, walLimitBytes: number): Store {
     tokenVersion: () => reader?.tokenVersion(),
     configVersion: () => reader?.configVersion(),
     versions: () => reader?.versions(),
-    transaction: (fn) => db.transaction().execute(fn),
+    transaction: (fn, options) => (options?.snapshot === true ? readTransaction(db, fn) : db.transaction().execute(fn)),
     write: commits.write,
     scrubDeleted: async () => {
       if (file === ":memory:") return true;
@@ -79,6 +80,45 @@ export function openSqlite(file: string, walLimitBytes: number): Store {
       await db.destroy();
     },
   };
+}
+
+/**
+ * Every transaction takes the write lock at `begin`. A deferred one that reads first and writes after fails at
+ * once with SQLITE_BUSY_SNAPSHOT, busy timeout or not, when another process committed in between: the CLI's
+ * `init --regenerate-bootstrap-key` beside a running server did, and so could the server's group commit. In this
+ * process all writes share one connection, so taking the lock early makes nothing here wait longer. Snapshots
+ * only read (readTransaction): they begin deferred, so that they hold back no other process's writes.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw("begin immediate"));
+  }
+}
+
+/** A deferred transaction: its reads see one committed state, and it never takes the write lock. */
+function readTransaction<T>(db: Kysely<Database>, fn: (trx: Executor) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    await sql`begin`.execute(connection);
+    try {
+      const result = await fn(connection);
+      await sql`commit`.execute(connection);
+      return result;
+    } catch (error) {
+      await sql`rollback`.execute(connection);
+      throw error;
+    }
+  });
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
 }
 
 /**
