@@ -1,5 +1,6 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { pino, type DestinationStream, type LevelWithSilent, type LogFn, type Logger } from "pino";
+import { secretKey } from "../crypto/secret-key.js";
 import { AppError } from "../server/errors.js";
 import { UNMATCHED_ROUTE } from "./metrics.js";
 
@@ -66,7 +67,8 @@ export function createLogger(level: LevelWithSilent, destination?: DestinationSt
 type Digest = (text: string) => string;
 
 function messageDigest(key: Buffer): Digest {
-  return (text) => createHmac("sha256", key).update(text).digest("base64url").slice(0, DIGEST_LENGTH);
+  const keyObject = secretKey(key);
+  return (text) => createHmac("sha256", keyObject).update(text).digest("base64url").slice(0, DIGEST_LENGTH);
 }
 
 interface LoggedRequest {

@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { secretKey } from "../crypto/secret-key.js";
 
 const SECRET_PREFIX = "whsec_";
 
@@ -30,7 +31,7 @@ export function signWebhook(
     "webhook-id": message.id,
     "webhook-timestamp": seconds,
     "webhook-signature": keys
-      .map((key) => `v1,${createHmac("sha256", key).update(signed, "utf8").digest("base64")}`)
+      .map((key) => `v1,${createHmac("sha256", secretKey(key)).update(signed, "utf8").digest("base64")}`)
       .join(" "),
   };
 }
