@@ -51,7 +51,8 @@ export function openSqlite(file: string, walLimitBytes: number): Store {
     tokenVersion: () => reader?.tokenVersion(),
     configVersion: () => reader?.configVersion(),
     versions: () => reader?.versions(),
-    transaction: (fn, options) => (options?.snapshot === true ? readTransaction(db, fn) : db.transaction().execute(fn)),
+    transaction: (fn, options) =>
+      options?.snapshot === true ? readTransaction(db, fn) : db.transaction().execute(fn),
     write: commits.write,
     scrubDeleted: async () => {
       if (file === ":memory:") return true;
