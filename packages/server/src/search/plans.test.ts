@@ -245,14 +245,45 @@ describe.skipIf(STORE !== "postgres")("search plans on PostgreSQL", () => {
   });
 
   const KEY = { createdAt: "2020-01-10T00:00:00.000Z", id: "00012000" };
+  const statementOf = (query: ReturnType<typeof compiled>, part: "page" | "after" | "count") =>
+    (part === "page" ? query.page(0, 20) : part === "after" ? query.after(KEY, 21) : query.count()).compile(
+      store.db,
+    );
+  const lines = (rows: readonly { "QUERY PLAN": string }[]) => rows.map((r) => r["QUERY PLAN"]).join("\n");
+
   async function plan(query: ReturnType<typeof compiled>, part: "page" | "after" | "count"): Promise<string> {
-    const statement = (
-      part === "page" ? query.page(0, 20) : part === "after" ? query.after(KEY, 21) : query.count()
-    ).compile(store.db);
+    const statement = statementOf(query, part);
     const { rows } = await store.db.executeQuery<{ "QUERY PLAN": string }>(
       CompiledQuery.raw(`explain (costs off) ${statement.sql}`, [...statement.parameters]),
     );
-    return rows.map((r) => r["QUERY PLAN"]).join("\n");
+    return lines(rows);
+  }
+
+  /**
+   * The plan PostgreSQL keeps for a prepared statement once it stops planning each execution: search statements run
+   * named (storage/postgres.ts), and after five executions PostgreSQL may reuse one plan made without the values.
+   * That plan must walk the same index in order as the plans made with them, whatever values come later.
+   */
+  async function genericPlan(query: ReturnType<typeof compiled>, part: "page" | "after"): Promise<string> {
+    const statement = statementOf(query, part);
+    const literal = (value: unknown) => `'${String(value).replaceAll("'", "''")}'`;
+    return store.db.connection().execute(async (connection) => {
+      const run = (text: string) =>
+        connection.executeQuery<{ "QUERY PLAN": string }>(CompiledQuery.raw(text));
+      await run("set plan_cache_mode = force_generic_plan");
+      try {
+        await run(`prepare generic as ${statement.sql}`);
+        const { rows } = await run(
+          `explain (costs off) execute generic${
+            statement.parameters.length === 0 ? "" : `(${statement.parameters.map(literal).join(", ")})`
+          }`,
+        );
+        return lines(rows);
+      } finally {
+        await run("deallocate all");
+        await run("reset plan_cache_mode");
+      }
+    });
   }
 
   it.each([
@@ -275,6 +306,30 @@ describe.skipIf(STORE !== "postgres")("search plans on PostgreSQL", () => {
       expect(after, after).not.toMatch(/Sort/);
       // The walk starts at the key: the row comparison is an index condition, not a filter on every row.
       expect(after, after).toMatch(/Index Cond: .*ROW\(.*created_at, .*(token_id|id)\) < ROW\(/);
+    }
+  });
+
+  it.each([
+    ["data:123-45-6789", "token_data_index_pk"],
+    ["metadata.customer_id:cust-1", "token_metadata_index_pk"],
+    [
+      "type:social_security_number AND metadata.region:eu AND created_at:[2020-01-05 TO *]",
+      "token_metadata_index_pk",
+    ],
+    ['container:"/pci/*"', "token_container_index_pk"],
+    ["type:token", "tokens_type_idx"],
+    ["", "tokens_created_idx"],
+  ])("%s: %s, in order, in the plan kept for the prepared statement too", async (query, index) => {
+    for (const paths of [["/"], ["/pci/", "/general/"]]) {
+      for (const part of ["page", "after"] as const) {
+        const generic = await genericPlan(compiled(query, paths), part);
+        // A plan made without the values names the parameters where a custom plan would show the values.
+        expect(generic, generic).toMatch(/tenant_id = \$1\b/);
+        expect(generic, generic).toMatch(new RegExp(`Index (Only )?Scan Backward using ${index}`));
+        expect(generic, generic).not.toMatch(/Sort/);
+        if (part === "after")
+          expect(generic, generic).toMatch(/Index Cond: .*ROW\(.*created_at, .*(token_id|id)\) < ROW\(/);
+      }
     }
   });
 

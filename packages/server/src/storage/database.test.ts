@@ -111,7 +111,7 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
     },
   );
 
-  it("answers a precompiled read again after a migration changed the table under it", async () => {
+  it("answers precompiled reads (one row, rows, rows as arrays) again after a migration changed the table under them", async () => {
     // One connection, so that the second read meets the statement the first prepared on it (PostgreSQL keeps
     // named statements per connection); another instance then adds a column, as a newer version's migration
     // would during a rolling upgrade.
@@ -122,8 +122,12 @@ describe.skipIf(STORE_UNAVAILABLE)("Store.write", () => {
       await single.write(put("prepared"));
       const read = store.db.selectFrom("tessera_meta").selectAll().where("key", "=", "prepared").compile();
       expect(await single.readOne(read)).toEqual({ key: "prepared", value: "v" });
+      expect(await single.readAll(read)).toEqual([{ key: "prepared", value: "v" }]);
+      expect(await single.readArrays(read)).toEqual([["prepared", "v"]]);
       await store.db.schema.alterTable("tessera_meta").addColumn("added", "text").execute();
       expect(await single.readOne(read)).toEqual({ key: "prepared", value: "v", added: null });
+      expect(await single.readAll(read)).toEqual([{ key: "prepared", value: "v", added: null }]);
+      expect(await single.readArrays(read)).toEqual([["prepared", "v", null]]);
     } finally {
       await single.close();
     }

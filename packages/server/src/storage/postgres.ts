@@ -25,6 +25,9 @@ export function openPostgres(url: string, poolSize: number): Store {
     db,
     ...readsThrough(db),
     readOne: async <Row>(query: CompiledQuery) => (await prepared<Row>(query)).rows[0],
+    readAll: async <Row>(query: CompiledQuery) => (await prepared<Row>(query)).rows,
+    readArrays: async <Row extends readonly unknown[]>(query: CompiledQuery) =>
+      (await prepared<Row>(query, "array")).rows,
     transaction: (fn, options) =>
       (options?.snapshot === true
         ? db.transaction().setIsolationLevel("repeatable read")
@@ -60,13 +63,20 @@ const MAX_PREPARED = 256;
 /** SQLSTATE 0A000 with this message: a column was added or dropped under a `select *` a connection had prepared. */
 const STALE_PLAN = "cached plan must not change result type";
 
-type Prepared = <Row>(query: CompiledQuery) => Promise<pg.QueryResult<Row & pg.QueryResultRow>>;
+type Prepared = <Row>(
+  query: CompiledQuery,
+  rowMode?: "array",
+) => Promise<pg.QueryResult<Row & pg.QueryResultRow>>;
 
 /**
- * The hot path's precompiled statements (ReadOne, a write `alone`) as named prepared statements: each connection
- * parses and plans one once and then only binds and executes it, which saves PostgreSQL — on the same cores as the
- * server on a small machine — the parse and plan of every authentication, token read and audit entry. Still one
- * round trip each: node-postgres sends parse (the first time on a connection), bind, execute and sync together.
+ * The hot path's precompiled statements (reads, a write `alone`) as named prepared statements: each connection
+ * parses one once and then only binds and executes it, which saves PostgreSQL — on the same cores as the server on
+ * a small machine — the parse of every authentication, token read, audit entry and search page, and after five
+ * executions its planning too, once PostgreSQL finds a plan made without the values no costlier than those made
+ * with them (`plan_cache_mode` auto). For a search page the planning is most of it (docs/performance.md): forcing
+ * a plan per execution gave back the whole gain. The plans search keeps are index walks in result order whatever
+ * the values (search/plans.test.ts checks them generic). Still one round trip each: node-postgres sends parse (the
+ * first time on a connection), bind, execute and sync together.
  * Names are per statement text, so one name never stands for two statements. A statement prepared before a
  * migration changed a table under it (another instance upgraded first) is prepared again under a new name.
  */
@@ -81,18 +91,19 @@ function preparedStatements(pool: pg.Pool): Prepared {
     names.set(text, name);
     return name;
   };
-  const run = <Row>(query: CompiledQuery, name: string | undefined) =>
+  const run = <Row>(query: CompiledQuery, name: string | undefined, rowMode: "array" | undefined) =>
     pool.query<Row & pg.QueryResultRow>({
       text: query.sql,
       values: [...query.parameters],
       ...(name !== undefined && { name }),
+      ...(rowMode !== undefined && { rowMode }),
     });
-  return async <Row>(query: CompiledQuery) => {
+  return async <Row>(query: CompiledQuery, rowMode?: "array") => {
     try {
-      return await run<Row>(query, nameOf(query.sql, false));
+      return await run<Row>(query, nameOf(query.sql, false), rowMode);
     } catch (error) {
       if (!(error instanceof Error && error.message === STALE_PLAN)) throw error;
-      return run<Row>(query, nameOf(query.sql, true));
+      return run<Row>(query, nameOf(query.sql, true), rowMode);
     }
   };
 }
