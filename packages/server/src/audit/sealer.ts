@@ -37,6 +37,11 @@ export async function sealAuditLog(
         { lock: `tessera:audit:${tenantId}` },
       );
       sealed += count;
+      // better-sqlite3 answers synchronously, so without this a long unsealed tail (or many tenants) would be
+      // chained in one stretch of microtasks, no request answered until the end (a million entries: half a
+      // minute). Between batches the event loop serves what waited, and writes queued meanwhile take the
+      // connection before the next batch.
+      await new Promise((resolve) => setImmediate(resolve));
       if (count < BATCH) break;
     }
   }
