@@ -18,11 +18,10 @@ describe.skipIf(STORE_UNAVAILABLE)("sealing a long unsealed tail", () => {
     database = await createTestDatabase();
     store = database.open();
     await migrateToLatest(store);
-    const run = (text: string, parameters: unknown[] = []) =>
-      store.db.executeQuery(CompiledQuery.raw(text, parameters));
-    await run(
-      `insert into tenants (id, name, created_at) values ('tenant-1', 't', '2020-01-01T00:00:00.000Z')`,
-    );
+    await store.db
+      .insertInto("tenants")
+      .values({ id: "tenant-1", name: "t", created_at: "2020-01-01T00:00:00.000Z", shredded_at: null })
+      .execute();
     const ids = Array.from({ length: ENTRIES }, (_, i) => String(i + 1).padStart(36, "0"));
     for (let i = 0; i < ENTRIES; i += 100) {
       await store.db
